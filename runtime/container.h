@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the container lifecycle and the context every layer works on. */
+#ifndef KIST_CONTAINER_H
+#define KIST_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "report.h"
+#include "spec.h"
+#include "state.h"
+
+/* Global options (runc-compatible, before the subcommand). */
+struct kist_globals
+{
+  const char *root;        /* --root */
+  const char *log;         /* --log */
+  bool log_json;           /* --log-format json */
+  bool debug;              /* --debug */
+  bool systemd_cgroup;     /* --systemd-cgroup: refused until implemented */
+};
+
+/* Everything one container operation works on.  Built by the command, used by
+ * the parent side and (after clone, in its own copy) by the container init. */
+struct kist_ctx
+{
+  const struct kist_globals *g;
+  const char *id;
+  struct kist_spec *spec;        /* owned by the caller */
+  char *bundle;                  /* absolute */
+  int bundle_fd;                 /* O_DIRECTORY */
+  char *rootfs;                  /* absolute host path of root.path (resolved against bundle) */
+  int rootfs_fd;                 /* child: the bind mount of the root (valid after pivot_root) */
+  bool no_pivot;                 /* --no-pivot: MS_MOVE + chroot */
+  bool no_new_keyring;           /* accepted (runc flag); kist never creates a session keyring */
+  int preserve_fds;              /* --preserve-fds N: fds 3..3+N-1 are passed on */
+  const char *console_socket;    /* --console-socket */
+  const char *pid_file;          /* --pid-file */
+  bool detach;
+
+  /* Namespaces of the parent (the host), captured before clone, so that the
+   * child can prove a namespace is new by comparing inode numbers. */
+  dev_t host_ns_dev[KIST_NS_COUNT];
+  ino_t host_ns_ino[KIST_NS_COUNT];
+  bool userns;                   /* the container has its own (new or joined) user namespace */
+
+  /* Child side: what process.c prepared for the final execve. */
+  char *exec_path;               /* resolved inside the container root */
+  char **envp;                   /* exactly process.env */
+
+  int sync_fd;                   /* parent <-> child SOCK_SEQPACKET */
+  int start_fd;                  /* listening socket the init accepts `start` on */
+  pid_t pid;                     /* parent side: the init's host pid */
+  int state_dirfd;               /* parent side: ROOT/ID */
+};
+
+/* Lifecycle (container.c).  Each fills the report (r) where it makes one. */
+int kist_container_create (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+int kist_container_start (int rootfd, const char *id, struct kist_report *r_or_null,
+                          struct kist_error **err);
+
+/* ---- Layers.  One file each; every entry point records its report
+ * entries (design.md section 2).  The comment says which process calls it. */
+
+/* idmap.c (parent, while the child waits): uid_map, setgroups, gid_map of ctx->pid. */
+int kist_idmap_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* ns.c (child, first): join namespaces given by path, create the time
+ * namespace with its offsets, verify every namespace.* against the host's. */
+int kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* rootfs.c (child): rootfs.propagation and the bind of root.path (sets ctx->rootfs_fd). */
+int kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* mounts.c (child): every entry of config.mounts, resolved inside ctx->rootfs_fd. */
+int kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* dev.c (child): the default /dev nodes and symlinks plus linux.devices. */
+int kist_dev_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* rootfs.c (child): pivot_root (or chroot with --no-pivot) and detach the old root. */
+int kist_rootfs_pivot (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* uts.c (child): hostname, domainname. */
+int kist_uts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* sysctl.c (child, after pivot, before readonly paths): linux.sysctl. */
+int kist_sysctl_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* net.c (child): bring lo UP in a new netns, verify only lo exists. */
+int kist_net_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* paths.c (child, after pivot): maskedPaths and readonlyPaths. */
+int kist_paths_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* rootfs.c (child, after paths): root.readonly. */
+int kist_rootfs_readonly (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* rlimits.c (child): process.rlimits. */
+int kist_rlimits_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* process.c (child): oomScoreAdj, cwd, environment, the executable lookup. */
+int kist_process_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* process.c (child): user (additionalGids, gid, uid, umask), keeping capabilities. */
+int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* caps.c (child, after user): the five capability sets. */
+int kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* process.c (child, after caps): no_new_privileges. */
+int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* seccomp.c (child, last before exec). */
+int kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* unsupported.c (parent, before clone): everything requested that kist does
+ * not implement (apparmor, selinux, intelRdt, ...), recorded and refused. */
+int kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+
+#endif

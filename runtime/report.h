@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the per-layer report (design.md sections 2 and 3).
+ *
+ * A layer function records exactly one entry per layer name:
+ *   - kist_report_skip():    not requested (e.g. network shared with the host);
+ *   - kist_report_applied(): the syscall succeeded AND the read-back agreed;
+ *   - kist_report_failed():  requested but not applied.  Returns 0 when the
+ *     policy lets this layer degrade (the caller goes on), otherwise fills
+ *     *err with "LAYER: reason" and returns a negative value (fail closed).
+ *
+ * Layer names form a fixed vocabulary documented in man/kist-report.5.  The
+ * group (confinement / limits / other) is derived from the name. */
+#ifndef KIST_REPORT_H
+#define KIST_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum kist_group
+{
+  KIST_GROUP_CONFINEMENT,
+  KIST_GROUP_LIMITS,
+  KIST_GROUP_OTHER
+};
+
+struct kist_layer
+{
+  char *name;          /* "namespace.net" */
+  char *requested;     /* NULL: not requested (false); "" : requested (true);
+                          otherwise the requested value as a string */
+  bool applied;
+  int errnum;          /* 0 when applied or not an OS error */
+  char *reason;        /* why not applied (NULL when applied) */
+  char *detail;        /* what was verified (may be NULL) */
+};
+
+struct kist_report
+{
+  char *id;
+  char *operation;     /* "create", "run", "exec", "sandbox" */
+  pid_t pid;
+  char *allow_degraded;  /* comma-separated layer names or "all"; may be NULL */
+  struct kist_layer *layers;
+  size_t n_layers, cap_layers;
+  bool exec_recorded;
+};
+
+struct kist_report *kist_report_new (const char *id, const char *operation,
+                                     const char *allow_degraded);
+void kist_report_free (struct kist_report *r);
+static inline void
+kist_report_freep (struct kist_report **r)
+{
+  kist_report_free (*r);
+  *r = NULL;
+}
+#define _cleanup_report_ __attribute__ ((cleanup (kist_report_freep)))
+
+/* Group of a layer name: namespace.*, idmap.*, rootfs.*, mounts, dev,
+ * masked_paths, readonly_paths, capabilities, no_new_privileges, seccomp,
+ * environment, user, hostname, domainname, sysctl, network.* -> confinement;
+ * cgroup, cgroup.*, rlimit.* -> limits; everything else -> other. */
+enum kist_group kist_layer_group (const char *name);
+
+/* May this layer degrade under the report's policy?  Matches exact names,
+ * "all", and a prefix written "cgroup.*" or "rlimit.*". */
+bool kist_report_may_degrade (const struct kist_report *r, const char *name);
+
+/* requested: NULL or "" means boolean true; a string is shown as the value. */
+void kist_report_skip (struct kist_report *r, const char *name, const char *detail_fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+void kist_report_applied (struct kist_report *r, const char *name, const char *requested,
+                          const char *detail_fmt, ...) __attribute__ ((format (printf, 4, 5)));
+int kist_report_failed (struct kist_report *r, const char *name, const char *requested,
+                        int errnum, struct kist_error **err, const char *reason_fmt, ...)
+    __attribute__ ((format (printf, 6, 7)));
+
+/* Append a fully-formed entry (used by the parent for entries received from
+ * the child).  Takes copies. */
+void kist_report_add (struct kist_report *r, const struct kist_layer *l);
+
+/* Find an entry by name (NULL if none). */
+const struct kist_layer *kist_report_find (const struct kist_report *r, const char *name);
+
+/* Serialise for the child->parent channel: one entry <-> a flat byte buffer.
+ * Format: name\0requested-flag+value\0applied\0errnum\0reason\0detail\0 */
+int kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len);
+int kist_layer_decode (const char *buf, size_t len, struct kist_layer *out);  /* out owns copies */
+void kist_layer_clear (struct kist_layer *l);
+
+/* Whole report -> JSON (design.md section 3), pretty when pretty is true.
+ * Includes confinement / limits summaries and the summary sentence. */
+char *kist_report_to_json (const struct kist_report *r, bool pretty);
+/* JSON report (as written by kist_report_to_json) -> aligned text table with
+ * the summary line.  Returns NULL and fills err on malformed input. */
+char *kist_report_json_to_text (const char *json, size_t len, struct kist_error **err);
+
+/* Write the report: path "-" means stdout; otherwise atomically (temp+rename). */
+int kist_report_write_path (const struct kist_report *r, const char *path, struct kist_error **err);
+int kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error **err);
+
+#endif

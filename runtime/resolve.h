@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: resolving paths inside the container root.  Never by string
+ * concatenation: every lookup starts at a directory fd of the root and uses
+ * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so an absolute or ".."
+ * symlink in the image stays inside the root. */
+#ifndef KIST_RESOLVE_H
+#define KIST_RESOLVE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* openat2(rootfd, path, flags|O_CLOEXEC, mode, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS).
+ * Returns the fd or a negative errno with *err filled (message names path). */
+int kist_resolve_open (int rootfd, const char *path, int flags, mode_t mode, struct kist_error **err);
+
+enum kist_mkpath_kind
+{
+  KIST_MKPATH_DIR,    /* final component is a directory */
+  KIST_MKPATH_FILE    /* final component is a regular file (created empty) */
+};
+
+/* Make sure path exists inside the root, creating missing parent directories
+ * (mode 0755) and the final component (a directory with mode, or an empty
+ * file), each step resolved in the root.  Returns an O_PATH|O_CLOEXEC fd of the
+ * final component (a mount target for move_mount), or negative + *err. */
+int kist_resolve_mkpath (int rootfd, const char *path, enum kist_mkpath_kind kind, mode_t mode,
+                         struct kist_error **err);
+
+/* "/proc/self/fd/N" for fd N, in a caller buffer of at least 32 bytes. */
+const char *kist_fd_path (int fd, char buf[static 32]);
+
+#endif

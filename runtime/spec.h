@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: config.json (OCI runtime-spec 1.2) -> typed structs.
+ *
+ * The parser checks JSON types and shapes and reports the JSON path of the
+ * first problem ("process.args[1]: expected string").  It does not check that
+ * a request can be applied on this kernel: that is each layer's job, and its
+ * report entry says so.  Values that may not be representable here (unknown
+ * capability names, rlimit names, sysctl keys, mount options) are kept as
+ * given and resolved by the layer. */
+#ifndef KIST_SPEC_H
+#define KIST_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <yajl/yajl_tree.h>
+
+#include "error.h"
+
+/* config.json larger than this is refused (runc has no bound; 4 MiB is
+ * generous for any real config and stops memory exhaustion). */
+#define KIST_SPEC_MAX_SIZE (4u * 1024 * 1024)
+
+enum kist_ns_type
+{
+  KIST_NS_USER = 0,
+  KIST_NS_MOUNT,
+  KIST_NS_PID,
+  KIST_NS_NET,
+  KIST_NS_UTS,
+  KIST_NS_IPC,
+  KIST_NS_CGROUP,
+  KIST_NS_TIME,
+  KIST_NS_COUNT
+};
+
+struct kist_namespace
+{
+  bool present;   /* listed in linux.namespaces */
+  char *path;     /* join this one (NULL: create a new one) */
+};
+
+struct kist_idmap
+{
+  uint32_t container_id, host_id, size;
+};
+
+struct kist_mount
+{
+  char *destination;   /* required, absolute after validation */
+  char *type;          /* may be NULL (then bind if options say so) */
+  char *source;        /* may be NULL */
+  char **options;      /* NULL-terminated, may be NULL */
+  /* OCI mount uidMappings/gidMappings are parsed and rejected by the layer. */
+  size_t n_uid_mappings, n_gid_mappings;
+};
+
+struct kist_rlimit
+{
+  char *type;          /* "RLIMIT_NOFILE" as given */
+  uint64_t soft, hard;
+};
+
+struct kist_capabilities
+{
+  /* Each set: NULL-terminated vector of names as given; NULL when the set is
+   * absent from the config (an absent set means empty). */
+  char **bounding, **effective, **inheritable, **permitted, **ambient;
+};
+
+struct kist_user
+{
+  uint32_t uid, gid;
+  bool has_umask;
+  uint32_t umask;
+  uint32_t *additional_gids;
+  size_t n_additional_gids;
+  bool has_additional_gids;
+};
+
+struct kist_process
+{
+  bool terminal;
+  bool has_console_size;
+  unsigned console_height, console_width;
+  struct kist_user user;
+  char **args;         /* NULL-terminated, at least one element */
+  char **env;          /* NULL-terminated, may be empty; each "K=V" */
+  char *cwd;           /* absolute */
+  struct kist_capabilities *capabilities; /* NULL when absent */
+  struct kist_rlimit *rlimits;
+  size_t n_rlimits;
+  bool no_new_privileges;
+  bool has_oom_score_adj;
+  int oom_score_adj;
+  char *apparmor_profile;  /* not implemented: reported + fails closed */
+  char *selinux_label;     /* not implemented: reported + fails closed */
+  /* process.ioPriority, scheduler, execCPUAffinity: presence only (not implemented) */
+  bool has_io_priority, has_scheduler, has_exec_cpu_affinity;
+};
+
+struct kist_device
+{
+  char *path;          /* absolute, inside the container */
+  char type;           /* 'c', 'b', 'u' (== 'c') or 'p' */
+  int64_t major, minor;
+  bool has_file_mode, has_uid, has_gid;
+  uint32_t file_mode, uid, gid;
+};
+
+struct kist_sysctl
+{
+  char *key, *value;
+};
+
+struct kist_time_offset
+{
+  int64_t secs;
+  uint32_t nanosecs;
+  bool present;
+};
+
+struct kist_hook
+{
+  char *path;
+  char **args;
+  char **env;
+  bool has_timeout;
+  int timeout;
+};
+
+struct kist_hooks
+{
+  struct kist_hook *prestart, *create_runtime, *create_container, *start_container, *poststart,
+      *poststop;
+  size_t n_prestart, n_create_runtime, n_create_container, n_start_container, n_poststart,
+      n_poststop;
+};
+
+struct kist_annotation
+{
+  char *key, *value;
+};
+
+struct kist_linux
+{
+  struct kist_namespace ns[KIST_NS_COUNT];
+  struct kist_idmap *uid_mappings, *gid_mappings;
+  size_t n_uid_mappings, n_gid_mappings;
+  struct kist_time_offset time_monotonic, time_boottime;
+  struct kist_device *devices;
+  size_t n_devices;
+  struct kist_sysctl *sysctl;
+  size_t n_sysctl;
+  char *cgroups_path;
+  yajl_val resources;      /* linux.resources, borrowed from the tree (issue 4) */
+  yajl_val seccomp;        /* linux.seccomp, borrowed from the tree (issue 3) */
+  char *rootfs_propagation; /* "private", "rprivate", "slave", "rslave", "shared", "rshared", "unbindable", "runbindable" or NULL */
+  char **masked_paths;     /* NULL-terminated or NULL */
+  char **readonly_paths;   /* NULL-terminated or NULL */
+  char *mount_label;       /* not implemented */
+  bool has_intel_rdt, has_personality, has_memory_policy;
+};
+
+struct kist_spec
+{
+  char *oci_version;
+  char *root_path;         /* as given (relative to the bundle or absolute) */
+  bool root_readonly;
+  char *hostname;          /* NULL when absent */
+  char *domainname;        /* NULL when absent */
+  struct kist_mount *mounts;
+  size_t n_mounts;
+  struct kist_process *process;   /* NULL when absent (error for create) */
+  struct kist_linux *linux_;      /* NULL when absent */
+  struct kist_hooks *hooks;       /* NULL when absent */
+  struct kist_annotation *annotations;
+  size_t n_annotations;
+  yajl_val tree;                  /* owned: the parsed document */
+};
+
+/* Parse a config.json document (len bytes, need not be NUL-terminated).
+ * On error *err says what and where ("config.json: process.args[1]: expected string"). */
+int kist_spec_parse (const char *json, size_t len, struct kist_spec **out, struct kist_error **err);
+
+/* Read dirfd/"config.json" (size-bounded, O_NOFOLLOW not required) and parse it. */
+int kist_spec_load (int bundle_dirfd, struct kist_spec **out, struct kist_error **err);
+
+/* Parse a standalone OCI "process" object (exec --process FILE). */
+int kist_process_parse (const char *json, size_t len, struct kist_process **out,
+                        struct kist_error **err);
+
+void kist_spec_free (struct kist_spec *s);
+void kist_process_free (struct kist_process *p);
+static inline void
+kist_spec_freep (struct kist_spec **s)
+{
+  kist_spec_free (*s);
+  *s = NULL;
+}
+#define _cleanup_spec_ __attribute__ ((cleanup (kist_spec_freep)))
+
+/* Name used in linux.namespaces[].type and in report layer names ("net", ...). */
+const char *kist_ns_name (enum kist_ns_type t);
+/* CLONE_NEW* flag for the type. */
+unsigned long kist_ns_clone_flag (enum kist_ns_type t);
+
+/* Value of an annotation, or NULL. */
+const char *kist_spec_annotation (const struct kist_spec *s, const char *key);
+
+/* The default config.json that `kist spec` writes (rootless: the rootless
+ * variant).  Returned as a newly allocated, pretty-printed JSON string.
+ * args: the process args (NULL for the default "sh"). */
+char *kist_spec_default_json (bool rootless);
+
+#endif

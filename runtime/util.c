@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void
+kist_freep (void *p)
+{
+  void **pp = (void **) p;
+  free (*pp);
+  *pp = NULL;
+}
+
+void
+kist_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+  *fd = -1;
+}
+
+void
+kist_fclosep (FILE **f)
+{
+  if (*f)
+    fclose (*f);
+  *f = NULL;
+}
+
+void
+kist_strv_free (char **v)
+{
+  if (v == NULL)
+    return;
+  for (char **p = v; *p; p++)
+    free (*p);
+  free (v);
+}
+
+void
+kist_strvfreep (char ***v)
+{
+  kist_strv_free (*v);
+  *v = NULL;
+}
+
+size_t
+kist_strv_len (char *const *v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+void *
+xmalloc (size_t n)
+{
+  void *p = malloc (n ? n : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+xcalloc (size_t n, size_t m)
+{
+  void *p = calloc (n ? n : 1, m ? m : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+xrealloc (void *p, size_t n)
+{
+  p = realloc (p, n ? n : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+char *
+xstrdup (const char *s)
+{
+  if (s == NULL)
+    return NULL;
+  char *r = strdup (s);
+  if (r == NULL)
+    abort ();
+  return r;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  char *r = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&r, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return r;
+}
+
+int
+kist_write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t w = write (fd, p, len);
+      if (w < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      p += w;
+      len -= (size_t) w;
+    }
+  return 0;
+}
+
+ssize_t
+kist_read_all (int fd, void *buf, size_t len)
+{
+  size_t got = 0;
+  while (got < len)
+    {
+      ssize_t r = read (fd, (char *) buf + got, len - got);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      if (r == 0)
+        break;
+      got += (size_t) r;
+    }
+  return (ssize_t) got;
+}
+
+int
+kist_read_fd (int fd, size_t max, char **out, size_t *len, struct kist_error **err)
+{
+  size_t cap = 4096, used = 0;
+  _cleanup_free_ char *buf = xmalloc (cap + 1);
+  for (;;)
+    {
+      if (used == cap)
+        {
+          if (cap > max)
+            return kist_error_make (err, EFBIG, "file is larger than %zu bytes", max);
+          cap *= 2;
+          buf = xrealloc (buf, cap + 1);
+        }
+      ssize_t r = read (fd, buf + used, cap - used);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return kist_error_make (err, errno, "read");
+        }
+      if (r == 0)
+        break;
+      used += (size_t) r;
+      if (used > max)
+        return kist_error_make (err, EFBIG, "file is larger than %zu bytes", max);
+    }
+  buf[used] = '\0';
+  if (len)
+    *len = used;
+  *out = steal_pointer (&buf);
+  return 0;
+}
+
+int
+kist_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len,
+                   struct kist_error **err)
+{
+  _cleanup_close_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return kist_error_make (err, errno, "open `%s`", path);
+  int ret = kist_read_fd (fd, max, out, len, err);
+  if (ret < 0)
+    return kist_error_wrap (err, "`%s`", path);
+  return 0;
+}
+
+int
+kist_write_file_at (int dirfd, const char *path, const void *data, size_t len,
+                    struct kist_error **err)
+{
+  _cleanup_close_ int fd = openat (dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return kist_error_make (err, errno, "open `%s` for writing", path);
+  int r = kist_write_all (fd, data, len);
+  if (r < 0)
+    return kist_error_make (err, -r, "write `%s`", path);
+  return 0;
+}
+
+int
+kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                        struct kist_error **err)
+{
+  _cleanup_free_ char *tmp = xasprintf (".%s.tmp.%d", name, (int) getpid ());
+  _cleanup_close_ int fd
+      = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return kist_error_make (err, errno, "create `%s`", tmp);
+  int r = kist_write_all (fd, data, len);
+  if (r == 0 && fchmod (fd, mode) < 0)
+    r = -errno;
+  if (r < 0)
+    {
+      unlinkat (dirfd, tmp, 0);
+      return kist_error_make (err, -r, "write `%s`", tmp);
+    }
+  if (renameat (dirfd, tmp, dirfd, name) < 0)
+    {
+      int e = errno;
+      unlinkat (dirfd, tmp, 0);
+      return kist_error_make (err, e, "rename `%s` to `%s`", tmp, name);
+    }
+  return 0;
+}
+
+int
+kist_parse_u64 (const char *s, uint64_t *out)
+{
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno || end == s || *end != '\0')
+    return -EINVAL;
+  *out = v;
+  return 0;
+}
+
+int
+kist_parse_int (const char *s, int *out)
+{
+  if (s == NULL || *s == '\0')
+    return -EINVAL;
+  errno = 0;
+  char *end = NULL;
+  long v = strtol (s, &end, 10);
+  if (errno || *end != '\0' || v < INT_MIN || v > INT_MAX)
+    return -EINVAL;
+  *out = (int) v;
+  return 0;
+}
+
+char *
+kist_rstrip (char *s)
+{
+  size_t n = strlen (s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+    s[--n] = '\0';
+  return s;
+}
+
+bool
+kist_list_contains (const char *csv, const char *item)
+{
+  if (csv == NULL || item == NULL)
+    return false;
+  size_t il = strlen (item);
+  const char *p = csv;
+  while (*p)
+    {
+      const char *c = strchr (p, ',');
+      size_t l = c ? (size_t) (c - p) : strlen (p);
+      if ((l == 3 && strncmp (p, "all", 3) == 0) || (l == il && strncmp (p, item, l) == 0))
+        return true;
+      if (c == NULL)
+        break;
+      p = c + 1;
+    }
+  return false;
+}
+
+char *
+kist_time_rfc3339 (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}

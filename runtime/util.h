@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: small shared helpers: cleanup attributes, allocation, file I/O. */
+#ifndef KIST_UTIL_H
+#define KIST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define KIST_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+
+void kist_freep (void *p);          /* free(*(void **)p) */
+void kist_closep (int *fd);         /* close(*fd) if >= 0 */
+void kist_fclosep (FILE **f);
+void kist_strvfreep (char ***v);    /* NULL-terminated string vector */
+#define _cleanup_free_ __attribute__ ((cleanup (kist_freep)))
+#define _cleanup_close_ __attribute__ ((cleanup (kist_closep)))
+#define _cleanup_fclose_ __attribute__ ((cleanup (kist_fclosep)))
+#define _cleanup_strv_ __attribute__ ((cleanup (kist_strvfreep)))
+
+/* Hand over ownership: returns *pp and sets *pp to NULL. */
+static inline void *
+kist_steal_ptr (void *pp)
+{
+  void **p = (void **) pp;
+  void *r = *p;
+  *p = NULL;
+  return r;
+}
+#define steal_pointer(pp) kist_steal_ptr (pp)
+static inline int
+steal_fd (int *fd)
+{
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+
+/* Allocation that aborts on OOM (the runtime cannot do anything useful then). */
+void *xmalloc (size_t n);
+void *xcalloc (size_t n, size_t m);
+void *xrealloc (void *p, size_t n);
+char *xstrdup (const char *s);       /* NULL -> NULL */
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+void kist_strv_free (char **v);
+size_t kist_strv_len (char *const *v);
+
+/* Read a whole file (at most max bytes; larger -> EFBIG error) into a
+ * NUL-terminated buffer.  dirfd may be AT_FDCWD.  O_CLOEXEC always. */
+int kist_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len,
+                       struct kist_error **err);
+int kist_read_fd (int fd, size_t max, char **out, size_t *len, struct kist_error **err);
+
+/* Write data to an existing file (O_WRONLY|O_TRUNC|O_CLOEXEC|O_NOFOLLOW), fully. */
+int kist_write_file_at (int dirfd, const char *path, const void *data, size_t len,
+                        struct kist_error **err);
+
+/* Atomically replace dirfd/name: write a temp file in dirfd, fsync-free, rename. */
+int kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t len,
+                            mode_t mode, struct kist_error **err);
+
+/* write()/read() loops that retry on EINTR and short writes.  Return 0 or -errno. */
+int kist_write_all (int fd, const void *buf, size_t len);
+ssize_t kist_read_all (int fd, void *buf, size_t len);
+
+/* Parse a decimal unsigned integer that fills the whole string. */
+int kist_parse_u64 (const char *s, uint64_t *out);
+int kist_parse_int (const char *s, int *out);
+
+/* Trim trailing whitespace/newlines in place, returns s. */
+char *kist_rstrip (char *s);
+
+/* Is the string a member of the comma-separated list? ("all" matches anything) */
+bool kist_list_contains (const char *csv, const char *item);
+
+/* Current time as RFC 3339 UTC with nanoseconds ("2026-11-29T13:56:21.123456789Z"). */
+char *kist_time_rfc3339 (void);
+
+#endif
