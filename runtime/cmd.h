@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: subcommands.  Each parses its own flags, calls the library and
+ * prints; it returns the process exit status and fills *err on failure. */
+#ifndef KIST_CMD_H
+#define KIST_CMD_H
+
+#include "container.h"
+
+typedef int (*kist_cmd_fn) (const struct kist_globals *g, int argc, char **argv,
+                            struct kist_error **err);
+
+int kist_cmd_spec (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_create (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_start (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_delete (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_report (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+
+/* Shared by create and run: parse the create flags into o.  Returns the index
+ * of the first positional argument, or -1 with *err (usage error). */
+int kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run,
+                             bool *detach, bool *keep, struct kist_error **err);
+
+/* Exactly one positional argument (the id) after optind; usage error otherwise. */
+int kist_cmd_one_id (const char *cmd, int argc, char **argv, int optind_, const char **id,
+                     struct kist_error **err);
+/* Open the state root for a command that works on existing containers. */
+int kist_cmd_open_root (const struct kist_globals *g, struct kist_error **err);
+
+#define KIST_EXIT_USAGE 1
+
+#endif

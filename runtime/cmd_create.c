@@ -1,3 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_cmd_create;
+/* kist create [--bundle DIR] [--pid-file F] [--report F|-] [--report-fd N] [--allow-degraded L] ID */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "util.h"
+
+int
+kist_cmd_create (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
+{
+  struct kist_create_opts o = { .operation = "create" };
+  bool detach = false, keep = false;
+  int first = kist_parse_create_flags (argc, argv, &o, false, &detach, &keep, err);
+  if (first < 0 || kist_cmd_one_id ("create", argc, argv, first, &o.id, err) < 0)
+    return KIST_EXIT_USAGE;
+  _cleanup_report_ struct kist_report *r = NULL;
+  pid_t pid = 0;
+  if (kist_create (g, &o, &pid, &r, err) < 0)
+    return kist_error_exit_status (*err);
+  return 0;
+}

@@ -1,3 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_cmd_kill;
+/* kist kill [--all] ID [SIGNAL] */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+
+#include "cmd.h"
+#include "util.h"
+
+int
+kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
+{
+  static const struct option opts[] = { { "all", no_argument, NULL, 'a' }, { NULL, 0, NULL, 0 } };
+  bool all = false;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+a", opts, NULL)) != -1)
+    {
+      if (c != 'a')
+        {
+          kist_error_make (err, EINVAL, "kill: unknown option `%s`", argv[optind - 1]);
+          return KIST_EXIT_USAGE;
+        }
+      all = true;
+    }
+  if (argc - optind < 1 || argc - optind > 2)
+    {
+      kist_error_make (err, EINVAL, "usage: kist kill [--all] ID [SIGNAL]");
+      return KIST_EXIT_USAGE;
+    }
+  const char *id = argv[optind];
+  int sig = SIGTERM;
+  if (argc - optind == 2 && (sig = kist_parse_signal (argv[optind + 1])) < 0)
+    {
+      kist_error_make (err, EINVAL, "kill: unknown signal `%s`", argv[optind + 1]);
+      return KIST_EXIT_USAGE;
+    }
+  _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
+  if (rootfd < 0 || kist_container_kill (rootfd, id, sig, all, err) < 0)
+    return KIST_EXIT_USAGE;
+  return 0;
+}

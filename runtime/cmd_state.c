@@ -1,3 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_cmd_state;
+/* kist state ID: the OCI state JSON. */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "cmd.h"
+#include "util.h"
+
+int
+kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
+{
+  const char *id = NULL;
+  if (kist_cmd_one_id ("state", argc, argv, 1, &id, err) < 0)
+    return KIST_EXIT_USAGE;
+  if (kist_id_validate (id, err) < 0)
+    return KIST_EXIT_USAGE;
+  _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
+  if (rootfd < 0)
+    return KIST_EXIT_USAGE;
+  _cleanup_close_ int dirfd = -1;
+  if (kist_state_open (rootfd, id, &dirfd, err) < 0)
+    return KIST_EXIT_USAGE;
+  struct kist_state st = { 0 };
+  if (kist_state_read (dirfd, &st, err) < 0)
+    return KIST_EXIT_USAGE;
+  _cleanup_free_ char *json = kist_state_oci_json (&st, kist_state_status (&st));
+  kist_state_clear (&st);
+  fputs (json, stdout);
+  fputc ('\n', stdout);
+  return 0;
+}

@@ -1,3 +1,695 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_container;
+/* kist: the container lifecycle.
+ *
+ *   kist_create        parent: validate, state dir, clone the init, idmaps,
+ *                      collect the init's report entries until it is ready
+ *   init_main          container init: the layers, in order (init_layers),
+ *                      then wait on start.sock and execve
+ *   kist_container_start / _kill / _delete
+ *
+ * The init waits for `start` by accepting on ROOT/ID/start.sock (bound by the
+ * parent before clone).  The accepted connection is close-on-exec, so the
+ * start client sees EOF exactly when execve succeeded, or an error message
+ * when it failed. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "log.h"
+#include "ns.h"
+#include "sync.h"
+#include "util.h"
+
+typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
+
+/* The container init's table of contents: every layer, in the order applied. */
+static const kist_layer_fn init_layers[] = {
+  kist_ns_apply,        /* namespace.*: joins, the time namespace, read back */
+  kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
+  kist_mounts_apply,    /* mounts */
+  kist_dev_apply,       /* dev */
+  kist_rootfs_pivot,    /* rootfs.pivot_root */
+  kist_uts_apply,       /* hostname, domainname */
+  kist_sysctl_apply,    /* sysctl */
+  kist_net_apply,       /* network.loopback */
+  kist_paths_apply,     /* masked_paths, readonly_paths */
+  kist_rootfs_readonly, /* rootfs.readonly */
+  kist_rlimits_apply,   /* rlimit.* */
+  kist_process_prepare, /* oom_score_adj, cwd, environment, executable lookup */
+  kist_user_apply,      /* user */
+  kist_caps_apply,      /* capabilities */
+  kist_nnp_apply,       /* no_new_privileges */
+  kist_seccomp_apply,   /* seccomp: last before exec */
+};
+
+/* ------------------------------------------------------------------ init */
+
+static void __attribute__ ((noreturn))
+init_fail (int fd, struct kist_error *e)
+{
+  kist_sync_send_error (fd, e);
+  _exit (kist_error_exit_status (e));
+}
+
+static int
+prepare_fds (struct kist_ctx *ctx, struct kist_error **err)
+{
+  /* fds 3..3+N-1 are passed on (--preserve-fds); everything else above 2 is
+   * closed at exec: our own fds are O_CLOEXEC already, and whatever kist
+   * inherited (an engine's sockets, conmon's pipes) gets the flag here. */
+  int first = 3 + (ctx->preserve_fds > 0 ? ctx->preserve_fds : 0);
+  for (int fd = 3; fd < first; fd++)
+    {
+      int fl = fcntl (fd, F_GETFD);
+      if (fl >= 0 && fcntl (fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+        return kist_error_make (err, errno, "--preserve-fds: clear close-on-exec on fd %d", fd);
+    }
+  if (syscall (SYS_close_range, (unsigned) first, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    return kist_error_make (err, errno, "close_range(%d, ~0, CLOSE_RANGE_CLOEXEC)", first);
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degraded, pid_t parent)
+{
+  int fd = ctx->sync_fd;
+  _cleanup_error_ struct kist_error *err = NULL;
+
+  /* Until it is ready, the init dies with the kist process that made it. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
+    _exit (KIST_EXIT_FAILURE);
+  if (prepare_fds (ctx, &err) < 0)
+    init_fail (fd, err);
+
+  /* Wait for the parent: the uid/gid maps are written when GO comes. */
+  char type = 0;
+  _cleanup_free_ char *payload = NULL;
+  if (kist_sync_recv (fd, &type, &payload, NULL) < 0 || type != KIST_SYNC_GO)
+    _exit (KIST_EXIT_FAILURE);
+
+  struct kist_report *r = kist_report_new (ctx->id, operation, allow_degraded);
+  size_t sent = 0;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (init_layers); i++)
+    {
+      int ret = init_layers[i](ctx, r, &err);
+      if (kist_sync_send_layers (fd, r, sent, &sent) < 0)
+        _exit (KIST_EXIT_FAILURE);
+      if (ret < 0)
+        init_fail (fd, err);
+    }
+
+  /* Ready: from now on the init outlives the kist process that created it. */
+  if (prctl (PR_SET_PDEATHSIG, 0) < 0)
+    {
+      kist_error_make (&err, errno, "prctl(PR_SET_PDEATHSIG, 0)");
+      init_fail (fd, err);
+    }
+  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  close (fd);
+
+  int conn;
+  for (;;)
+    {
+      conn = accept4 (ctx->start_fd, NULL, NULL, SOCK_CLOEXEC);
+      if (conn >= 0)
+        {
+          char c = 0;
+          if (read (conn, &c, 1) == 1 && c == KIST_SYNC_START)
+            break;
+          close (conn);
+          continue;
+        }
+      if (errno != EINTR && errno != ECONNABORTED)
+        _exit (KIST_EXIT_FAILURE);
+    }
+  close (ctx->start_fd);
+
+  execve (ctx->exec_path, ctx->spec->process->args, ctx->envp);
+  int e = errno;
+  kist_error_make (&err, e, "exec `%s`", ctx->exec_path);
+  err->status = (e == ENOENT) ? KIST_EXIT_NOTFOUND : KIST_EXIT_NOEXEC;
+  init_fail (conn, err);
+}
+
+/* ---------------------------------------------------------------- parent */
+
+static int
+open_start_socket (int state_dirfd, struct kist_error **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/start.sock", state_dirfd);
+  _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return kist_error_make (err, errno, "socket(AF_UNIX)");
+  if (bind (s, (struct sockaddr *) &addr, sizeof addr) < 0)
+    return kist_error_make (err, errno, "bind the start socket in the state directory");
+  if (listen (s, 4) < 0)
+    return kist_error_make (err, errno, "listen on the start socket");
+  return steal_fd (&s);
+}
+
+static int
+connect_start_socket (int state_dirfd, struct kist_error **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/start.sock", state_dirfd);
+  _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return kist_error_make (err, errno, "socket(AF_UNIX)");
+  if (connect (s, (struct sockaddr *) &addr, sizeof addr) < 0)
+    return kist_error_make (err, errno, "connect to the container's start socket");
+  return steal_fd (&s);
+}
+
+static int
+resolve_rootfs (struct kist_ctx *ctx, struct kist_error **err)
+{
+  const char *root = ctx->spec->root_path;
+  _cleanup_free_ char *path
+      = root[0] == '/' ? xstrdup (root) : xasprintf ("%s/%s", ctx->bundle, root);
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return kist_error_make (err, errno, "root.path `%s` (rootfs directory `%s`)", root, path);
+  if (S_ISLNK (st.st_mode))
+    return kist_error_make (err, ELOOP,
+                            "root.path `%s` is a symlink; kist refuses a symlinked rootfs: point "
+                            "root.path at the real directory",
+                            root);
+  if (!S_ISDIR (st.st_mode))
+    return kist_error_make (err, ENOTDIR, "root.path `%s` is not a directory", root);
+  char *real = realpath (path, NULL);
+  if (real == NULL)
+    return kist_error_make (err, errno, "root.path `%s`: realpath", root);
+  ctx->rootfs = real;
+  return 0;
+}
+
+static int
+write_pid_file (const char *file, pid_t pid, struct kist_error **err)
+{
+  _cleanup_free_ char *copy = xstrdup (file);
+  char *slash = strrchr (copy, '/');
+  const char *dir = ".", *name = copy;
+  if (slash)
+    {
+      *slash = '\0';
+      dir = copy[0] ? copy : "/";
+      name = slash + 1;
+    }
+  _cleanup_close_ int dfd = open (dir, O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return kist_error_make (err, errno, "--pid-file `%s`: open its directory", file);
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  if (kist_write_file_atomic (dfd, name, buf, (size_t) n, 0644, err) < 0)
+    return kist_error_wrap (err, "--pid-file `%s`", file);
+  return 0;
+}
+
+int
+kist_create_write_report (const struct kist_create_opts *o, const struct kist_report *r,
+                          struct kist_error **err)
+{
+  if (r == NULL)
+    return 0;
+  if (o->report_path && kist_report_write_path (r, o->report_path, err) < 0)
+    return kist_error_wrap (err, "--report");
+  if (o->report_fd >= 0 && kist_report_write_fd (r, o->report_fd, err) < 0)
+    return kist_error_wrap (err, "--report-fd %d", o->report_fd);
+  return 0;
+}
+
+static int
+store_report (int state_dirfd, const struct kist_report *r, struct kist_error **err)
+{
+  _cleanup_free_ char *json = kist_report_to_json (r, true);
+  return kist_write_file_atomic (state_dirfd, "report.json", json, strlen (json), 0600, err);
+}
+
+/* Read the init's messages until READY (0), an ERROR or its death (< 0). */
+static int
+collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  for (;;)
+    {
+      char type = 0;
+      _cleanup_free_ char *payload = NULL;
+      size_t len = 0;
+      int ret = kist_sync_recv (ctx->sync_fd, &type, &payload, &len);
+      if (ret < 0)
+        {
+          int status = 0;
+          pid_t w;
+          do
+            w = waitpid (ctx->pid, &status, 0);
+          while (w < 0 && errno == EINTR);
+          ctx->pid = 0;
+          if (w > 0 && WIFSIGNALED (status))
+            return kist_error_make (err, 0, "the container init died during setup (signal %d)",
+                                    WTERMSIG (status));
+          return kist_error_make (err, 0, "the container init exited during setup (status %d)",
+                                  w > 0 ? WEXITSTATUS (status) : -1);
+        }
+      switch (type)
+        {
+        case KIST_SYNC_LAYER:
+          {
+            struct kist_layer l;
+            if (kist_layer_decode (payload, len, &l) < 0)
+              return kist_error_make (err, EPROTO, "malformed report entry from the container init");
+            kist_report_add (r, &l);
+            kist_layer_clear (&l);
+            break;
+          }
+        case KIST_SYNC_ERROR:
+          return kist_sync_decode_error (payload, len, err);
+        case KIST_SYNC_READY:
+          return 0;
+        default:
+          return kist_error_make (err, EPROTO, "unexpected message %d from the container init", type);
+        }
+    }
+}
+
+static pid_t
+clone_init (unsigned long flags)
+{
+  fflush (NULL);
+  return (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+static int
+join_pid_ns_for_children (const struct kist_spec *s, struct kist_error **err)
+{
+  const struct kist_namespace *pid = s->linux_ ? &s->linux_->ns[KIST_NS_PID] : NULL;
+  if (pid == NULL || !pid->present || pid->path == NULL)
+    return 0;
+  _cleanup_close_ int fd = open (pid->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns (fd, CLONE_NEWPID) < 0)
+    return kist_error_make (err, errno, "linux.namespaces: join the pid namespace `%s`", pid->path);
+  return 0;
+}
+
+int
+kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid_t *pid_out,
+             struct kist_report **report, struct kist_error **err)
+{
+  _cleanup_spec_ struct kist_spec *spec = NULL;
+  _cleanup_free_ char *root = NULL;
+  _cleanup_close_ int rootfd = -1, bundle_fd = -1, state_dirfd = -1, sync_parent = -1, sync_child = -1;
+  _cleanup_close_ int start_fd = -1;
+  _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL;
+  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1,
+                          .state_dirfd = -1, .preserve_fds = o->preserve_fds,
+                          .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
+                          .console_socket = o->console_socket, .pid_file = o->pid_file };
+  struct kist_report *r = NULL;
+  bool state_created = false;
+  int ret;
+
+  if (kist_id_validate (o->id, err) < 0)
+    return -1;
+  if (g->systemd_cgroup)
+    return kist_error_make (err, ENOTSUP,
+                            "--systemd-cgroup: the systemd cgroup driver is not implemented by kist; "
+                            "drop the flag (kist uses cgroupfs paths)");
+  if (o->console_socket)
+    return kist_error_make (err, ENOTSUP,
+                            "--console-socket: terminals are not implemented by kist yet; run with "
+                            "process.terminal false");
+
+  /* The bundle and its config. */
+  const char *bundle = o->bundle ? o->bundle : ".";
+  ctx.bundle = realpath (bundle, NULL);
+  if (ctx.bundle == NULL)
+    return kist_error_make (err, errno, "bundle `%s`", bundle);
+  bundle_owned = ctx.bundle;
+  bundle_fd = open (ctx.bundle, O_DIRECTORY | O_CLOEXEC);
+  if (bundle_fd < 0)
+    return kist_error_make (err, errno, "bundle `%s`", ctx.bundle);
+  ctx.bundle_fd = bundle_fd;
+  if (kist_spec_load (bundle_fd, &spec, err) < 0)
+    return kist_error_wrap (err, "bundle `%s`", ctx.bundle);
+  ctx.spec = spec;
+  if (spec->process == NULL)
+    return kist_error_make (err, EINVAL, "config.json: process: required to create a container");
+  if (spec->linux_ == NULL || !spec->linux_->ns[KIST_NS_MOUNT].present)
+    return kist_error_make (err, EINVAL,
+                            "config.json: linux.namespaces: kist needs a mount namespace (add "
+                            "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
+  if (kist_ns_check (spec, err) < 0)
+    return -1;
+  if (resolve_rootfs (&ctx, err) < 0)
+    return -1;
+  rootfs_owned = ctx.rootfs;
+  ctx.userns = spec->linux_->ns[KIST_NS_USER].present;
+
+  /* The state directory: from here on, a failure removes it again. */
+  rootfd = kist_state_root_open (g->root, &root, err);
+  if (rootfd < 0)
+    return -1;
+  if (kist_state_create (rootfd, o->id, &state_dirfd, err) < 0)
+    return -1;
+  state_created = true;
+  ctx.state_dirfd = state_dirfd;
+
+  r = kist_report_new (o->id, o->operation, o->allow_degraded);
+  *report = r;
+
+  if ((ret = kist_unsupported_apply (&ctx, r, err)) < 0)
+    goto fail;
+  if ((ret = kist_ns_host_inodes (&ctx, err)) < 0)
+    goto fail;
+  int pair[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    {
+      ret = kist_error_make (err, errno, "socketpair");
+      goto fail;
+    }
+  sync_parent = pair[0];
+  sync_child = pair[1];
+  start_fd = open_start_socket (state_dirfd, err);
+  if (start_fd < 0)
+    {
+      ret = -1;
+      goto fail;
+    }
+  if ((ret = join_pid_ns_for_children (spec, err)) < 0)
+    goto fail;
+
+  pid_t parent = getpid ();
+  pid_t pid = clone_init (kist_ns_clone_flags (spec));
+  if (pid < 0)
+    {
+      ret = kist_error_make (err, errno, "clone the container init (namespaces: 0x%lx)",
+                             kist_ns_clone_flags (spec));
+      goto fail;
+    }
+  if (pid == 0)
+    {
+      close (sync_parent);
+      ctx.sync_fd = sync_child;
+      ctx.start_fd = start_fd;
+      init_main (&ctx, o->operation, o->allow_degraded, parent);
+    }
+  ctx.pid = pid;
+  close (sync_child);
+  sync_child = -1;
+  ctx.sync_fd = sync_parent;
+  r->pid = pid;
+
+  if ((ret = kist_idmap_apply (&ctx, r, err)) < 0)
+    goto fail;
+  if (kist_sync_send (ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)
+    {
+      ret = kist_error_make (err, errno, "the container init is gone before setup");
+      goto fail;
+    }
+  if ((ret = collect_init (&ctx, r, err)) < 0)
+    goto fail;
+
+  /* Ready.  Record the state, the report, the pid file. */
+  created = kist_time_rfc3339 ();
+  owner = xasprintf ("%u", (unsigned) geteuid ());
+  struct kist_state st = { .id = (char *) o->id, .bundle = ctx.bundle, .rootfs = ctx.rootfs,
+                           .pid = pid, .pid_start_time = kist_pid_start_time (pid),
+                           .created = created, .owner = owner,
+                           .oci_version = spec->oci_version };
+  if ((ret = kist_state_write (state_dirfd, &st, err)) < 0)
+    goto fail;
+  if ((ret = store_report (state_dirfd, r, err)) < 0)
+    goto fail;
+  if (o->pid_file && (ret = write_pid_file (o->pid_file, pid, err)) < 0)
+    goto fail;
+  if ((ret = kist_create_write_report (o, r, err)) < 0)
+    goto fail;
+  *pid_out = pid;
+  return 0;
+
+fail:
+  if (ctx.pid > 0)
+    {
+      kill (ctx.pid, SIGKILL);
+      while (waitpid (ctx.pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    }
+  if (r)
+    {
+      /* The report says what was applied and what failed; write it anyway. */
+      _cleanup_error_ struct kist_error *werr = NULL;
+      kist_create_write_report (o, r, &werr);
+      if (werr)
+        kist_log_warn ("%s", werr->msg);
+    }
+  if (state_created)
+    {
+      _cleanup_error_ struct kist_error *rerr = NULL;
+      close (state_dirfd);
+      state_dirfd = -1;
+      if (kist_state_remove (rootfd, o->id, &rerr) < 0)
+        kist_log_error ("cleanup after a failed create: %s", rerr->msg);
+    }
+  return ret < 0 ? ret : -1;
+}
+
+/* ------------------------------------------------------------- commands */
+
+int
+kist_container_start (int rootfd, const char *id, struct kist_report *r, struct kist_error **err)
+{
+  _cleanup_close_ int dirfd = -1, conn = -1;
+  struct kist_state st = { 0 };
+  int ret;
+
+  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+    return -1;
+  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
+    goto out;
+  enum kist_status status = kist_state_status (&st);
+  if (status != KIST_STATUS_CREATED)
+    {
+      ret = kist_error_make (err, EINVAL, "container `%s` cannot be started: it is %s, not created",
+                             id, kist_status_name (status));
+      goto out;
+    }
+  conn = connect_start_socket (dirfd, err);
+  if (conn < 0)
+    {
+      ret = -1;
+      goto out;
+    }
+  char c = KIST_SYNC_START;
+  if (kist_write_all (conn, &c, 1) < 0)
+    {
+      ret = kist_error_make (err, errno, "send start to the container init");
+      goto out;
+    }
+  /* EOF: the close-on-exec connection closed, so execve succeeded. */
+  char buf[4096];
+  ssize_t n = kist_read_all (conn, buf, sizeof buf - 1);
+  if (n > 1 && buf[0] == KIST_SYNC_ERROR)
+    {
+      buf[n] = '\0';
+      kist_sync_decode_error (buf + 1, (size_t) n - 1, err);
+      ret = -1;
+      goto out;
+    }
+  st.started = true;
+  if ((ret = kist_state_write (dirfd, &st, err)) < 0)
+    goto out;
+  if (r)
+    {
+      kist_report_applied (r, "exec", NULL, "execve of process.args[0] succeeded (seen by the parent)");
+      _cleanup_error_ struct kist_error *e2 = NULL;
+      if (store_report (dirfd, r, &e2) < 0)
+        kist_log_warn ("%s", e2->msg);
+    }
+  ret = 0;
+out:
+  kist_state_clear (&st);
+  return ret;
+}
+
+static ino_t
+pid_ns_inode (pid_t pid)
+{
+  char p[64];
+  struct stat s;
+  snprintf (p, sizeof p, "/proc/%d/ns/pid", (int) pid);
+  return stat (p, &s) == 0 ? s.st_ino : 0;
+}
+
+/* Signal every process in the container's pid namespace (--all). */
+static int
+kill_all_in_pidns (pid_t init, int sig, struct kist_error **err)
+{
+  ino_t ns = pid_ns_inode (init), self = pid_ns_inode (getpid ());
+  if (ns == 0 || ns == self)
+    return kill (init, sig) < 0 ? kist_error_make (err, errno, "kill(%d, %d)", (int) init, sig) : 0;
+  _cleanup_close_ int pfd = open ("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  DIR *d = pfd >= 0 ? fdopendir (dup (pfd)) : NULL;
+  if (d == NULL)
+    return kist_error_make (err, errno, "open /proc");
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      int p = 0;
+      if (kist_parse_int (de->d_name, &p) < 0 || p <= 0)
+        continue;
+      if (pid_ns_inode (p) == ns)
+        kill (p, sig);
+    }
+  closedir (d);
+  return 0;
+}
+
+int
+kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err)
+{
+  _cleanup_close_ int dirfd = -1;
+  struct kist_state st = { 0 };
+  int ret;
+  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+    return -1;
+  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
+    goto out;
+  enum kist_status status = kist_state_status (&st);
+  if (status == KIST_STATUS_STOPPED)
+    {
+      ret = kist_error_make (err, ESRCH, "container `%s` is not running (it is stopped)", id);
+      goto out;
+    }
+  if (all)
+    ret = kill_all_in_pidns (st.pid, sig, err);
+  else if (kill (st.pid, sig) < 0)
+    ret = kist_error_make (err, errno, "kill container `%s` (pid %d) with signal %d", id, (int) st.pid,
+                           sig);
+  else
+    ret = 0;
+out:
+  kist_state_clear (&st);
+  return ret;
+}
+
+/* Wait until pid is gone (or a zombie someone else must reap). */
+static int
+wait_gone (const struct kist_state *st, struct kist_error **err)
+{
+  int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  if (pfd >= 0)
+    {
+      struct pollfd p = { .fd = pfd, .events = POLLIN };
+      int n;
+      do
+        n = poll (&p, 1, 10000);
+      while (n < 0 && errno == EINTR);
+      close (pfd);
+      if (n == 0)
+        return kist_error_make (err, ETIMEDOUT, "pid %d did not exit within 10 s after SIGKILL",
+                                (int) st->pid);
+      return 0;
+    }
+  for (int i = 0; i < 1000 && kist_state_status (st) != KIST_STATUS_STOPPED; i++)
+    usleep (10000);
+  if (kist_state_status (st) != KIST_STATUS_STOPPED)
+    return kist_error_make (err, ETIMEDOUT, "pid %d did not exit after SIGKILL", (int) st->pid);
+  return 0;
+}
+
+int
+kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err)
+{
+  _cleanup_close_ int dirfd = -1;
+  struct kist_state st = { 0 };
+  int ret;
+  if (kist_id_validate (id, err) < 0)
+    return -1;
+  if (kist_state_open (rootfd, id, &dirfd, err) < 0)
+    {
+      if (force && *err && (*err)->errnum == ENOENT)
+        {
+          kist_error_freep (err);
+          return 0;
+        }
+      return -1;
+    }
+  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
+    {
+      if (!force)
+        goto out;
+      /* A state dir without a readable state.json (a crash mid-create): remove it. */
+      kist_error_freep (err);
+      st.pid = 0;
+    }
+  enum kist_status status = st.pid > 0 ? kist_state_status (&st) : KIST_STATUS_STOPPED;
+  if (status != KIST_STATUS_STOPPED)
+    {
+      if (!force)
+        {
+          ret = kist_error_make (err, EBUSY,
+                                 "container `%s` is %s; stop it first or use `kist delete --force`",
+                                 id, kist_status_name (status));
+          goto out;
+        }
+      if ((ret = kill_all_in_pidns (st.pid, SIGKILL, err)) < 0)
+        goto out;
+      if ((ret = wait_gone (&st, err)) < 0)
+        goto out;
+    }
+  close (dirfd);
+  dirfd = -1;
+  ret = kist_state_remove (rootfd, id, err);
+out:
+  kist_state_clear (&st);
+  return ret;
+}
+
+int
+kist_parse_signal (const char *s)
+{
+  static const struct
+  {
+    const char *name;
+    int sig;
+  } sigs[] = {
+    { "HUP", SIGHUP },     { "INT", SIGINT },     { "QUIT", SIGQUIT },     { "ILL", SIGILL },
+    { "TRAP", SIGTRAP },   { "ABRT", SIGABRT },   { "IOT", SIGIOT },       { "BUS", SIGBUS },
+    { "FPE", SIGFPE },     { "KILL", SIGKILL },   { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },
+    { "USR2", SIGUSR2 },   { "PIPE", SIGPIPE },   { "ALRM", SIGALRM },     { "TERM", SIGTERM },
+    { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD }, { "CONT", SIGCONT },     { "STOP", SIGSTOP },
+    { "TSTP", SIGTSTP },   { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },     { "URG", SIGURG },
+    { "XCPU", SIGXCPU },   { "XFSZ", SIGXFSZ },   { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF },
+    { "WINCH", SIGWINCH }, { "IO", SIGIO },       { "POLL", SIGPOLL },     { "PWR", SIGPWR },
+    { "SYS", SIGSYS },
+  };
+  int n;
+  if (s == NULL || *s == '\0')
+    return -1;
+  if (kist_parse_int (s, &n) == 0)
+    return n > 0 && n < NSIG ? n : -1;
+  if (strncasecmp (s, "SIG", 3) == 0)
+    s += 3;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (sigs); i++)
+    if (strcasecmp (s, sigs[i].name) == 0)
+      return sigs[i].sig;
+  if (strncasecmp (s, "RTMIN+", 6) == 0 && kist_parse_int (s + 6, &n) == 0 && SIGRTMIN + n <= SIGRTMAX)
+    return SIGRTMIN + n;
+  return -1;
+}

@@ -56,7 +56,7 @@ struct kist_ctx
 };
 
 /* Lifecycle (container.c).  Each fills the report (r) where it makes one. */
-int kist_container_create (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+
 int kist_container_start (int rootfd, const char *id, struct kist_report *r_or_null,
                           struct kist_error **err);
 
@@ -101,5 +101,34 @@ int kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
 /* unsupported.c (parent, before clone): everything requested that kist does
  * not implement (apparmor, selinux, intelRdt, ...), recorded and refused. */
 int kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+
+
+/* ---- Operations used by the commands (container.c). */
+struct kist_create_opts
+{
+  const char *id;
+  const char *bundle;            /* NULL: current directory */
+  const char *operation;         /* "create" or "run" */
+  const char *pid_file;
+  const char *console_socket;
+  const char *report_path;       /* --report PATH|- */
+  int report_fd;                 /* --report-fd N, -1 if none */
+  const char *allow_degraded;    /* --allow-degraded csv or NULL */
+  int preserve_fds;
+  bool no_pivot, no_new_keyring;
+};
+
+/* Create a container and leave its init waiting for start.  The report is
+ * returned in *report (also on failure, when one was started) and written to
+ * --report / --report-fd / the state dir. */
+int kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid_t *pid,
+                 struct kist_report **report, struct kist_error **err);
+/* Write the report to the places the options name (state dir copy separately). */
+int kist_create_write_report (const struct kist_create_opts *o, const struct kist_report *r,
+                              struct kist_error **err);
+int kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err);
+int kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err);
+/* Signal name or number -> number ("TERM", "SIGTERM", "15"); -1 if unknown. */
+int kist_parse_signal (const char *s);
 
 #endif

@@ -1,3 +1,113 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_main;
+/* kist: argument parsing (runc-compatible global flags) and dispatch. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+#include "util.h"
+
+static const struct
+{
+  const char *name;
+  kist_cmd_fn fn;
+  const char *help;
+} commands[] = {
+  { "spec", kist_cmd_spec, "write a default config.json" },
+  { "create", kist_cmd_create, "create a container and leave it waiting for start" },
+  { "start", kist_cmd_start, "start a created container" },
+  { "run", kist_cmd_run, "create, start and wait for a container" },
+  { "state", kist_cmd_state, "print the OCI state of a container" },
+  { "kill", kist_cmd_kill, "send a signal to a container" },
+  { "delete", kist_cmd_delete, "delete a container" },
+  { "list", kist_cmd_list, "list containers" },
+  { "report", kist_cmd_report, "print the report of what was applied" },
+};
+
+static void
+usage (FILE *f)
+{
+  fprintf (f, "Usage: kist [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
+              "kist is a minimal OCI container runtime that reports what it actually applied.\n\n"
+              "Global options:\n"
+              "  --root DIR           state directory (default /run/kist, or $XDG_RUNTIME_DIR/kist)\n"
+              "  --log FILE           also write errors to FILE\n"
+              "  --log-format FORMAT  text or json\n"
+              "  --debug              verbose logging\n"
+              "  --systemd-cgroup     (not implemented; refused)\n"
+              "  -v, --version        print the version\n"
+              "  -h, --help           print this help\n\nCommands:\n");
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (commands); i++)
+    fprintf (f, "  %-8s %s\n", commands[i].name, commands[i].help);
+  fprintf (f, "\nSee kist(8) and kist-COMMAND(8).\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "root", required_argument, NULL, 'r' },
+    { "log", required_argument, NULL, 'l' },
+    { "log-format", required_argument, NULL, 'f' },
+    { "debug", no_argument, NULL, 'd' },
+    { "systemd-cgroup", no_argument, NULL, 's' },
+    { "version", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct kist_globals g = { 0 };
+  const char *log_format = "text";
+  int c;
+
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+vh", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'r': g.root = optarg; break;
+      case 'l': g.log = optarg; break;
+      case 'f': log_format = optarg; break;
+      case 'd': g.debug = true; break;
+      case 's': g.systemd_cgroup = true; break;
+      case 'v': printf ("kist version %s\nspec: 1.2.0\n", KIST_VERSION); return 0;
+      case 'h': usage (stdout); return 0;
+      default:
+        kist_log_init (NULL, false, false);
+        kist_log_error ("unknown global option `%s` (see kist --help)", argv[optind - 1]);
+        return KIST_EXIT_USAGE;
+      }
+  if (strcmp (log_format, "text") != 0 && strcmp (log_format, "json") != 0)
+    {
+      kist_log_init (g.log, false, false);
+      kist_log_error ("--log-format `%s`: expected text or json", log_format);
+      return KIST_EXIT_USAGE;
+    }
+  g.log_json = strcmp (log_format, "json") == 0;
+  kist_log_init (g.log, g.log_json, g.debug);
+
+  if (optind >= argc)
+    {
+      usage (stderr);
+      return KIST_EXIT_USAGE;
+    }
+  const char *name = argv[optind];
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (commands); i++)
+    if (strcmp (commands[i].name, name) == 0)
+      {
+        _cleanup_error_ struct kist_error *err = NULL;
+        int sub_argc = argc - optind;
+        char **sub_argv = argv + optind;
+        optind = 0; /* reset getopt for the subcommand (0: full reinitialisation) */
+        int status = commands[i].fn (&g, sub_argc, sub_argv, &err);
+        if (err)
+          {
+            kist_log_error ("%s", err->msg);
+            return status ? status : kist_error_exit_status (err);
+          }
+        return status;
+      }
+  kist_log_error ("unknown command `%s` (see kist --help)", name);
+  return KIST_EXIT_USAGE;
+}

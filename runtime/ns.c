@@ -1,11 +1,227 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: to be replaced. */
+/* kist: namespaces.  The new ones are created by the clone in container.c
+ * (kist_ns_clone_flags); this layer joins the ones given by path, creates the
+ * time namespace (its offsets must be written before any process enters it),
+ * and proves every namespace by comparing /proc/self/ns/ inodes with the
+ * host's (captured by the parent before clone) or with the joined path. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "container.h"
+#include "ns.h"
+#include "util.h"
+
+static const char *const proc_ns_names[KIST_NS_COUNT] = {
+  [KIST_NS_USER] = "user", [KIST_NS_MOUNT] = "mnt", [KIST_NS_PID] = "pid",
+  [KIST_NS_NET] = "net",   [KIST_NS_UTS] = "uts",   [KIST_NS_IPC] = "ipc",
+  [KIST_NS_CGROUP] = "cgroup", [KIST_NS_TIME] = "time",
+};
+
+const char *
+kist_ns_proc_name (enum kist_ns_type t)
+{
+  return proc_ns_names[t];
+}
+
+static const struct kist_namespace *
+ns_of (const struct kist_spec *s, enum kist_ns_type t)
+{
+  static const struct kist_namespace none;
+  return s->linux_ ? &s->linux_->ns[t] : &none;
+}
+
+unsigned long
+kist_ns_clone_flags (const struct kist_spec *s)
+{
+  unsigned long flags = 0;
+  /* Joining a user namespace by path: every new namespace must be created
+   * after the setns, by unshare in the init (kist_ns_apply). */
+  if (ns_of (s, KIST_NS_USER)->present && ns_of (s, KIST_NS_USER)->path)
+    return 0;
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if (t != KIST_NS_TIME && ns_of (s, t)->present && ns_of (s, t)->path == NULL)
+      flags |= kist_ns_clone_flag (t);
+  return flags;
+}
+
+int
+kist_ns_check (const struct kist_spec *s, struct kist_error **err)
+{
+  const struct kist_namespace *user = ns_of (s, KIST_NS_USER), *pid = ns_of (s, KIST_NS_PID);
+  if (user->present && user->path && pid->present && pid->path == NULL)
+    return kist_error_make (err, ENOTSUP,
+                            "linux.namespaces: joining a user namespace by path together with a new "
+                            "pid namespace is not supported by kist yet; join the pid namespace by "
+                            "path too, or let kist create the user namespace");
+  const struct kist_time_offset *m = s->linux_ ? &s->linux_->time_monotonic : NULL;
+  const struct kist_time_offset *b = s->linux_ ? &s->linux_->time_boottime : NULL;
+  if (((m && m->present) || (b && b->present)) && !ns_of (s, KIST_NS_TIME)->present)
+    return kist_error_make (err, EINVAL,
+                            "linux.timeOffsets: time offsets need a new time namespace; add "
+                            "{\"type\": \"time\"} to linux.namespaces");
+  if (((m && m->present) || (b && b->present)) && ns_of (s, KIST_NS_TIME)->path)
+    return kist_error_make (err, EINVAL,
+                            "linux.timeOffsets: offsets cannot be set on a time namespace joined by path");
+  return 0;
+}
+
+int
+kist_ns_host_inodes (struct kist_ctx *ctx, struct kist_error **err)
+{
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    {
+      char path[64];
+      struct stat st;
+      snprintf (path, sizeof path, "/proc/self/ns/%s", proc_ns_names[t]);
+      if (stat (path, &st) < 0)
+        {
+          /* A kernel without this namespace type: leave 0; asking for it fails later. */
+          ctx->host_ns_dev[t] = 0;
+          ctx->host_ns_ino[t] = 0;
+          continue;
+        }
+      ctx->host_ns_dev[t] = st.st_dev;
+      ctx->host_ns_ino[t] = st.st_ino;
+    }
+  return 0;
+}
+
+static int
+join_one (struct kist_ctx *ctx, enum kist_ns_type t, struct kist_report *r, struct kist_error **err)
+{
+  const struct kist_namespace *ns = ns_of (ctx->spec, t);
+  _cleanup_free_ char *layer = xasprintf ("namespace.%s", kist_ns_name (t));
+  _cleanup_close_ int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return kist_report_failed (r, layer, ns->path, errno, err, "open namespace path `%s`: %s",
+                               ns->path, strerror (errno));
+  /* The pid namespace was joined by the parent before clone (setns on a pid
+   * namespace only affects children); here we only verify it. */
+  if (t != KIST_NS_PID && setns (fd, (int) kist_ns_clone_flag (t)) < 0)
+    return kist_report_failed (r, layer, ns->path, errno, err, "setns `%s`: %s", ns->path,
+                               strerror (errno));
+  return 0;
+}
+
+static int
+verify_one (struct kist_ctx *ctx, enum kist_ns_type t, struct kist_report *r, struct kist_error **err)
+{
+  const struct kist_namespace *ns = ns_of (ctx->spec, t);
+  _cleanup_free_ char *layer = xasprintf ("namespace.%s", kist_ns_name (t));
+  char self[64];
+  struct stat st, want;
+  snprintf (self, sizeof self, "/proc/self/ns/%s", proc_ns_names[t]);
+
+  if (!ns->present)
+    {
+      kist_report_skip (r, layer, "not requested: shared with the host");
+      return 0;
+    }
+  if (stat (self, &st) < 0)
+    return kist_report_failed (r, layer, ns->path, errno, err, "read back %s: %s", self,
+                               strerror (errno));
+  if (ns->path)
+    {
+      if (stat (ns->path, &want) < 0)
+        return kist_report_failed (r, layer, ns->path, errno, err, "stat `%s`: %s", ns->path,
+                                   strerror (errno));
+      if (st.st_ino != want.st_ino || st.st_dev != want.st_dev)
+        return kist_report_failed (r, layer, ns->path, EINVAL, err,
+                                   "read back %s is inode %lu, not the joined `%s` (inode %lu)", self,
+                                   (unsigned long) st.st_ino, ns->path, (unsigned long) want.st_ino);
+      kist_report_applied (r, layer, ns->path, "joined %s; read back inode %lu", ns->path,
+                           (unsigned long) st.st_ino);
+      return 0;
+    }
+  if (st.st_ino == ctx->host_ns_ino[t] && st.st_dev == ctx->host_ns_dev[t])
+    return kist_report_failed (r, layer, NULL, EINVAL, err,
+                               "read back %s is still the host's namespace (inode %lu)", self,
+                               (unsigned long) st.st_ino);
+  if (t == KIST_NS_PID && getpid () != 1)
+    return kist_report_failed (r, layer, NULL, EINVAL, err,
+                               "new pid namespace, but the init is pid %d, not 1", (int) getpid ());
+  kist_report_applied (r, layer, NULL, "new; inode %lu (host %lu)", (unsigned long) st.st_ino,
+                       (unsigned long) ctx->host_ns_ino[t]);
+  return 0;
+}
+
+static int
+time_ns_create (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  const struct kist_linux *l = ctx->spec->linux_;
+  if (unshare (CLONE_NEWTIME) < 0)
+    return kist_report_failed (r, "namespace.time", NULL, errno, err, "unshare(CLONE_NEWTIME): %s",
+                               strerror (errno));
+  char buf[128];
+  size_t n = 0;
+  if (l->time_monotonic.present)
+    n += (size_t) snprintf (buf + n, sizeof buf - n, "monotonic %lld %u\n",
+                            (long long) l->time_monotonic.secs, l->time_monotonic.nanosecs);
+  if (l->time_boottime.present)
+    n += (size_t) snprintf (buf + n, sizeof buf - n, "boottime %lld %u\n",
+                            (long long) l->time_boottime.secs, l->time_boottime.nanosecs);
+  if (n > 0)
+    {
+      /* One write per line: the kernel parses a single offset per write. */
+      char *line = buf;
+      while (*line)
+        {
+          char *nl = strchr (line, '\n');
+          _cleanup_error_ struct kist_error *we = NULL;
+          if (kist_write_file_at (AT_FDCWD, "/proc/self/timens_offsets", line,
+                                  (size_t) (nl - line + 1), &we) < 0)
+            return kist_report_failed (r, "namespace.time", NULL, we->errnum, err,
+                                       "linux.timeOffsets: %s", we->msg);
+          line = nl + 1;
+        }
+    }
+  _cleanup_close_ int fd = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns (fd, CLONE_NEWTIME) < 0)
+    return kist_report_failed (r, "namespace.time", NULL, errno, err,
+                               "enter the new time namespace: %s", strerror (errno));
+  return 0;
+}
 
 int
 kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  return kist_report_failed (r, "namespace", "", ENOSYS, err, "not implemented yet");
+  const struct kist_spec *s = ctx->spec;
+  int ret;
+
+  /* 1. Joins: the user namespace first, so that the others are joined with
+   * the privileges it gives. */
+  if (ns_of (s, KIST_NS_USER)->present && ns_of (s, KIST_NS_USER)->path)
+    {
+      if ((ret = join_one (ctx, KIST_NS_USER, r, err)) < 0)
+        return ret;
+      unsigned long later = 0;
+      for (int t = 0; t < KIST_NS_COUNT; t++)
+        if (t != KIST_NS_USER && t != KIST_NS_TIME && ns_of (s, t)->present && !ns_of (s, t)->path)
+          later |= kist_ns_clone_flag (t);
+      if (later && unshare ((int) later) < 0)
+        return kist_report_failed (r, "namespace.user", ns_of (s, KIST_NS_USER)->path, errno, err,
+                                   "unshare the new namespaces inside the joined user namespace: %s",
+                                   strerror (errno));
+    }
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if (t != KIST_NS_USER && ns_of (s, t)->present && ns_of (s, t)->path)
+      if ((ret = join_one (ctx, t, r, err)) < 0)
+        return ret;
+
+  /* 2. The time namespace, with its offsets. */
+  if (ns_of (s, KIST_NS_TIME)->present && !ns_of (s, KIST_NS_TIME)->path)
+    if ((ret = time_ns_create (ctx, r, err)) < 0)
+      return ret;
+
+  /* 3. Read every namespace back. */
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if ((ret = verify_one (ctx, t, r, err)) < 0)
+      return ret;
+  return 0;
 }

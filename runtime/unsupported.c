@@ -1,11 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: to be replaced. */
+/* kist: what config.json can request and kist does not implement.  Each is
+ * recorded as requested and not applied, so the fail-closed policy refuses the
+ * run unless the caller lets that layer degrade.  Nothing is ignored silently. */
 #define _GNU_SOURCE
 #include <errno.h>
+
 #include "container.h"
+
+static int
+refuse (struct kist_report *r, const char *layer, const char *requested, const char *what,
+        struct kist_error **err)
+{
+  return kist_report_failed (r, layer, requested, ENOTSUP, err, "%s is not implemented by kist", what);
+}
 
 int
 kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  return kist_report_failed (r, "unsupported", "", ENOSYS, err, "not implemented yet");
+  const struct kist_spec *s = ctx->spec;
+  const struct kist_process *p = s->process;
+  const struct kist_linux *l = s->linux_;
+  int ret = 0;
+
+#define REFUSE(cond, layer, req, what)                                                             \
+  do                                                                                               \
+    if ((cond) && (ret = refuse (r, layer, req, what, err)) < 0)                                   \
+      return ret;                                                                                  \
+  while (0)
+
+  if (p && p->apparmor_profile)
+    REFUSE (1, "apparmor", p->apparmor_profile, "process.apparmorProfile (AppArmor)");
+  else
+    kist_report_skip (r, "apparmor", "not requested");
+  if ((p && p->selinux_label) || (l && l->mount_label))
+    REFUSE (1, "selinux", p && p->selinux_label ? p->selinux_label : l->mount_label,
+            "process.selinuxLabel / linux.mountLabel (SELinux)");
+  else
+    kist_report_skip (r, "selinux", "not requested");
+  REFUSE (p && p->terminal, "terminal", NULL, "process.terminal (a pty for the container)");
+  REFUSE (p && p->has_io_priority, "io_priority", NULL, "process.ioPriority");
+  REFUSE (p && p->has_scheduler, "scheduler", NULL, "process.scheduler");
+  REFUSE (p && p->has_exec_cpu_affinity, "exec_cpu_affinity", NULL, "process.execCPUAffinity");
+  REFUSE (l && l->has_intel_rdt, "intel_rdt", NULL, "linux.intelRdt");
+  REFUSE (l && l->has_personality, "personality", NULL, "linux.personality");
+  REFUSE (l && l->has_memory_policy, "memory_policy", NULL, "linux.memoryPolicy");
+
+  const struct kist_hooks *h = s->hooks;
+  if (h && (h->n_prestart || h->n_create_runtime || h->n_create_container || h->n_start_container
+            || h->n_poststart || h->n_poststop))
+    REFUSE (1, "hooks", NULL, "hooks (prestart, createRuntime, ... poststop)");
+  else
+    kist_report_skip (r, "hooks", "none requested");
+
+  bool resources = l && l->resources && YAJL_IS_OBJECT (l->resources) && l->resources->u.object.len > 0;
+  if (resources || (l && l->cgroups_path))
+    REFUSE (1, "cgroup", l->cgroups_path, "linux.resources / linux.cgroupsPath (cgroup v2 scopes)");
+  else
+    kist_report_skip (r, "cgroup", "not requested: the container stays in the caller's cgroup");
+#undef REFUSE
+  return 0;
 }
