@@ -211,7 +211,7 @@ const char *kist_spec_annotation (const struct kist_spec *s, const char *key);
 
 /* The default config.json that `kist spec` writes (rootless: the rootless
  * variant).  Returned as a newly allocated, pretty-printed JSON string.
- * args: the process args (NULL for the default "sh"). */
+ */
 char *kist_spec_default_json (bool rootless);
 
 #endif
