@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <yajl/yajl_gen.h>
+
 #include "container.h"
 #include "log.h"
 #include "ns.h"
@@ -86,13 +88,14 @@ prepare_fds (struct kist_ctx *ctx, struct kist_error **err)
 }
 
 static void __attribute__ ((noreturn))
-init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degraded, pid_t parent)
+init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degraded)
 {
   int fd = ctx->sync_fd;
   _cleanup_error_ struct kist_error *err = NULL;
 
-  /* Until it is ready, the init dies with the kist process that made it. */
-  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
+  /* Until it is ready, the init dies with the kist process that made it.  If
+   * the parent died before this prctl, the GO below reads EOF. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
     _exit (KIST_EXIT_FAILURE);
   if (prepare_fds (ctx, &err) < 0)
     init_fail (fd, err);
@@ -239,8 +242,7 @@ kist_create_write_report (const struct kist_create_opts *o, const struct kist_re
 static int
 store_report (int state_dirfd, const struct kist_report *r, struct kist_error **err)
 {
-  _cleanup_free_ char *json = kist_report_to_json (r, true);
-  return kist_write_file_atomic (state_dirfd, "report.json", json, strlen (json), 0600, err);
+  return kist_report_write_at (r, state_dirfd, "report.json", 0600, err);
 }
 
 /* Read the init's messages until READY (0), an ERROR or its death (< 0). */
@@ -288,6 +290,29 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
     }
 }
 
+static char *
+annotations_json (const struct kist_spec *s)
+{
+  yajl_gen gen = yajl_gen_alloc (NULL);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_map_open (gen);
+  for (size_t i = 0; i < s->n_annotations; i++)
+    {
+      yajl_gen_string (gen, (const unsigned char *) s->annotations[i].key,
+                       strlen (s->annotations[i].key));
+      yajl_gen_string (gen, (const unsigned char *) s->annotations[i].value,
+                       strlen (s->annotations[i].value));
+    }
+  yajl_gen_map_close (gen);
+  yajl_gen_get_buf (gen, &buf, &len);
+  char *r = xmalloc (len + 1);
+  memcpy (r, buf, len);
+  r[len] = '\0';
+  yajl_gen_free (gen);
+  return r;
+}
+
 static pid_t
 clone_init (unsigned long flags)
 {
@@ -315,7 +340,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   _cleanup_free_ char *root = NULL;
   _cleanup_close_ int rootfd = -1, bundle_fd = -1, state_dirfd = -1, sync_parent = -1, sync_child = -1;
   _cleanup_close_ int start_fd = -1;
-  _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL;
+  _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL,
+                        *annotations = NULL;
   struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1,
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
@@ -394,7 +420,6 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = join_pid_ns_for_children (spec, err)) < 0)
     goto fail;
 
-  pid_t parent = getpid ();
   pid_t pid = clone_init (kist_ns_clone_flags (spec));
   if (pid < 0)
     {
@@ -404,10 +429,15 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     }
   if (pid == 0)
     {
+      /* The state dir fd carries the flock of this create: the init must not
+       * keep it (nor the state root) open while it waits for start. */
       close (sync_parent);
+      close (state_dirfd);
+      close (rootfd);
+      ctx.state_dirfd = -1;
       ctx.sync_fd = sync_child;
       ctx.start_fd = start_fd;
-      init_main (&ctx, o->operation, o->allow_degraded, parent);
+      init_main (&ctx, o->operation, o->allow_degraded);
     }
   ctx.pid = pid;
   close (sync_child);
@@ -431,7 +461,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   struct kist_state st = { .id = (char *) o->id, .bundle = ctx.bundle, .rootfs = ctx.rootfs,
                            .pid = pid, .pid_start_time = kist_pid_start_time (pid),
                            .created = created, .owner = owner,
-                           .oci_version = spec->oci_version };
+                           .oci_version = spec->oci_version,
+                           .annotations_json = annotations = annotations_json (spec) };
   if ((ret = kist_state_write (state_dirfd, &st, err)) < 0)
     goto fail;
   if ((ret = store_report (state_dirfd, r, err)) < 0)

@@ -1,3 +1,144 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_log;
+/* kist: logging to stderr and to the --log file (text or JSON lines, the
+ * format engines read: {"level":"error","msg":"...","time":"..."}).
+ * Every line is built in memory first and written with a single write(), so
+ * lines from several processes (parent, container init) never interleave. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "log.h"
+#include "util.h"
+
+static int log_fd = -1;
+static bool log_json;
+static bool log_debug;
+
+void
+kist_log_init (const char *path, bool json, bool debug)
+{
+  log_json = json;
+  log_debug = debug;
+  if (log_fd >= 0)
+    {
+      close (log_fd);
+      log_fd = -1;
+    }
+  if (path == NULL || path[0] == '\0')
+    return;
+  log_fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (log_fd < 0)
+    {
+      _cleanup_free_ char *line
+          = xasprintf ("kist: warning: cannot open the log file `%s`: %s; logging to stderr only\n",
+                       path, strerror (errno));
+      kist_write_all (STDERR_FILENO, line, strlen (line));
+    }
+}
+
+static void
+gen_str (yajl_gen g, const char *s)
+{
+  /* Invalid UTF-8 would make the line unparseable for the engine: degrade
+   * the offending bytes to '?' instead. */
+  if (yajl_gen_string (g, (const unsigned char *) s, strlen (s)) == yajl_gen_invalid_string)
+    {
+      _cleanup_free_ char *c = xstrdup (s);
+      for (char *p = c; *p; p++)
+        if ((unsigned char) *p >= 0x80)
+          *p = '?';
+      yajl_gen_string (g, (const unsigned char *) c, strlen (c));
+    }
+}
+
+/* {"level":"...","msg":"...","time":"..."}\n */
+static char *
+json_line (const char *level, const char *msg, size_t *len)
+{
+  _cleanup_free_ char *now = kist_time_rfc3339 ();
+  const unsigned char *buf = NULL;
+  size_t n = 0;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+  yajl_gen_map_open (g);
+  gen_str (g, "level");
+  gen_str (g, level);
+  gen_str (g, "msg");
+  gen_str (g, msg);
+  gen_str (g, "time");
+  gen_str (g, now);
+  yajl_gen_map_close (g);
+  yajl_gen_get_buf (g, &buf, &n);
+  char *line = xmalloc (n + 2);
+  memcpy (line, buf, n);
+  line[n] = '\n';
+  line[n + 1] = '\0';
+  yajl_gen_free (g);
+  *len = n + 1;
+  return line;
+}
+
+static void
+log_line (const char *level, bool to_stderr, const char *fmt, va_list ap)
+{
+  int saved = errno;
+  _cleanup_free_ char *msg = NULL;
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  kist_rstrip (msg);
+  _cleanup_free_ char *text = xasprintf ("kist: %s: %s\n", level, msg);
+
+  if (to_stderr)
+    kist_write_all (STDERR_FILENO, text, strlen (text));
+  if (log_fd >= 0)
+    {
+      if (log_json)
+        {
+          size_t len = 0;
+          _cleanup_free_ char *line = json_line (level, msg, &len);
+          kist_write_all (log_fd, line, len);
+        }
+      else
+        kist_write_all (log_fd, text, strlen (text));
+    }
+  errno = saved;
+}
+
+void
+kist_log_error (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  log_line ("error", true, fmt, ap);
+  va_end (ap);
+}
+
+void
+kist_log_warn (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  log_line ("warning", true, fmt, ap);
+  va_end (ap);
+}
+
+void
+kist_log_debug (const char *fmt, ...)
+{
+  va_list ap;
+  if (!log_debug)
+    return;
+  va_start (ap, fmt);
+  /* Debug output goes to the log file when there is one (so that it does
+   * not mix with the container's stderr), else to stderr. */
+  log_line ("debug", log_fd < 0, fmt, ap);
+  va_end (ap);
+}

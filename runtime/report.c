@@ -1,3 +1,1000 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_report;
+/* kist: the per-layer report: record entries, apply the degrade policy,
+ * serialise (JSON via yajl_gen, the child->parent wire format) and render
+ * the stored JSON as a text table.  See design.md section 3. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "report.h"
+#include "util.h"
+
+#ifndef KIST_VERSION
+#define KIST_VERSION "0.1.0"
+#endif
+
+#define KIST_REPORT_VERSION 1
+
+/* ---- recording ---------------------------------------------------------- */
+
+struct kist_report *
+kist_report_new (const char *id, const char *operation, const char *allow_degraded)
+{
+  struct kist_report *r = xcalloc (1, sizeof *r);
+  r->id = xstrdup (id);
+  r->operation = xstrdup (operation);
+  r->allow_degraded = xstrdup (allow_degraded);
+  return r;
+}
+
+void
+kist_layer_clear (struct kist_layer *l)
+{
+  if (l == NULL)
+    return;
+  free (l->name);
+  free (l->requested);
+  free (l->reason);
+  free (l->detail);
+  memset (l, 0, sizeof *l);
+}
+
+void
+kist_report_free (struct kist_report *r)
+{
+  if (r == NULL)
+    return;
+  for (size_t i = 0; i < r->n_layers; i++)
+    kist_layer_clear (&r->layers[i]);
+  free (r->layers);
+  free (r->id);
+  free (r->operation);
+  free (r->allow_degraded);
+  free (r);
+}
+
+/* Does NAME equal WORD, or start with "WORD."? */
+static bool
+name_in_family (const char *name, const char *word)
+{
+  size_t wl = strlen (word);
+  return strncmp (name, word, wl) == 0 && (name[wl] == '\0' || name[wl] == '.');
+}
+
+enum kist_group
+kist_layer_group (const char *name)
+{
+  static const char *const confinement[]
+      = { "namespace",         "idmap",    "rootfs",      "mounts", "dev",      "masked_paths",
+          "readonly_paths",    "hostname", "domainname",  "sysctl", "network",  "capabilities",
+          "no_new_privileges", "seccomp",  "environment", "user",   "apparmor", "selinux" };
+  static const char *const limits[] = { "cgroup", "rlimit", "oom_score_adj" };
+
+  if (name == NULL)
+    return KIST_GROUP_OTHER;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (confinement); i++)
+    if (name_in_family (name, confinement[i]))
+      return KIST_GROUP_CONFINEMENT;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (limits); i++)
+    if (name_in_family (name, limits[i]))
+      return KIST_GROUP_LIMITS;
+  return KIST_GROUP_OTHER;
+}
+
+/* One token of --allow-degraded against a layer name.  "all" matches
+ * everything; "P.*" matches every name starting with "P." (not "P" itself:
+ * the policy fails closed, name the base layer explicitly to let it degrade);
+ * anything else must match exactly. */
+static bool
+policy_token_matches (const char *tok, size_t tl, const char *name)
+{
+  size_t nl = strlen (name);
+  if (tl == 3 && memcmp (tok, "all", 3) == 0)
+    return true;
+  if (tl >= 3 && tok[tl - 1] == '*' && tok[tl - 2] == '.')
+    return nl > tl - 1 && memcmp (name, tok, tl - 1) == 0;
+  return tl == nl && memcmp (tok, name, nl) == 0;
+}
+
+bool
+kist_report_may_degrade (const struct kist_report *r, const char *name)
+{
+  if (r == NULL || r->allow_degraded == NULL || name == NULL)
+    return false;
+  const char *p = r->allow_degraded;
+  while (*p)
+    {
+      const char *c = strchr (p, ',');
+      size_t l = c ? (size_t) (c - p) : strlen (p);
+      /* Tolerate blanks around the commas ("seccomp, rlimit.*"). */
+      const char *t = p;
+      while (l > 0 && (*t == ' ' || *t == '\t'))
+        t++, l--;
+      while (l > 0 && (t[l - 1] == ' ' || t[l - 1] == '\t'))
+        l--;
+      if (l > 0 && policy_token_matches (t, l, name))
+        return true;
+      if (c == NULL)
+        break;
+      p = c + 1;
+    }
+  return false;
+}
+
+static struct kist_layer *
+report_append (struct kist_report *r)
+{
+  if (r->n_layers == r->cap_layers)
+    {
+      r->cap_layers = r->cap_layers ? r->cap_layers * 2 : 32;
+      r->layers = xrealloc (r->layers, r->cap_layers * sizeof *r->layers);
+    }
+  struct kist_layer *l = &r->layers[r->n_layers++];
+  memset (l, 0, sizeof *l);
+  return l;
+}
+
+static void
+note_exec (struct kist_report *r, const char *name)
+{
+  if (strcmp (name, "exec") == 0)
+    r->exec_recorded = true;
+}
+
+static char *
+vformat_or_null (const char *fmt, va_list ap)
+{
+  if (fmt == NULL || fmt[0] == '\0')
+    return NULL;
+  char *s = NULL;
+  if (vasprintf (&s, fmt, ap) < 0)
+    abort ();
+  return s;
+}
+
+void
+kist_report_skip (struct kist_report *r, const char *name, const char *detail_fmt, ...)
+{
+  if (r == NULL || name == NULL)
+    return;
+  va_list ap;
+  struct kist_layer *l = report_append (r);
+  l->name = xstrdup (name);
+  l->requested = NULL;
+  l->applied = false;
+  va_start (ap, detail_fmt);
+  l->detail = vformat_or_null (detail_fmt, ap);
+  va_end (ap);
+  note_exec (r, name);
+}
+
+void
+kist_report_applied (struct kist_report *r, const char *name, const char *requested,
+                     const char *detail_fmt, ...)
+{
+  if (r == NULL || name == NULL)
+    return;
+  va_list ap;
+  struct kist_layer *l = report_append (r);
+  l->name = xstrdup (name);
+  l->requested = xstrdup (requested ? requested : "");
+  l->applied = true;
+  va_start (ap, detail_fmt);
+  l->detail = vformat_or_null (detail_fmt, ap);
+  va_end (ap);
+  note_exec (r, name);
+}
+
+/* The reason as shown to people: the recorded text, else strerror. */
+static const char *
+reason_text (const char *reason, int errnum)
+{
+  if (reason && reason[0])
+    return reason;
+  if (errnum > 0)
+    return strerror (errnum);
+  return "unknown reason";
+}
+
+int
+kist_report_failed (struct kist_report *r, const char *name, const char *requested, int errnum,
+                    struct kist_error **err, const char *reason_fmt, ...)
+{
+  va_list ap;
+  _cleanup_free_ char *reason = NULL;
+  if (name == NULL)
+    name = "?";
+  if (errnum < 0)
+    errnum = -errnum;
+
+  va_start (ap, reason_fmt);
+  reason = vformat_or_null (reason_fmt, ap);
+  va_end (ap);
+
+  if (r != NULL)
+    {
+      struct kist_layer *l = report_append (r);
+      l->name = xstrdup (name);
+      l->requested = xstrdup (requested ? requested : "");
+      l->applied = false;
+      l->errnum = errnum;
+      l->reason = xstrdup (reason_text (reason, errnum));
+      note_exec (r, name);
+      if (kist_report_may_degrade (r, name))
+        return 0;
+    }
+
+  /* Fail closed.  The message is built without errnum (so that strerror is
+   * not appended after the hint), then errnum is kept in the error. */
+  bool created = err != NULL && *err == NULL;
+  kist_error_make (err, 0,
+                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)", name,
+                   reason_text (reason, errnum), name);
+  if (created && *err)
+    (*err)->errnum = errnum;
+  return errnum > 0 ? -errnum : -1;
+}
+
+void
+kist_report_add (struct kist_report *r, const struct kist_layer *src)
+{
+  if (r == NULL || src == NULL || src->name == NULL)
+    return;
+  struct kist_layer *l = report_append (r);
+  l->name = xstrdup (src->name);
+  l->requested = xstrdup (src->requested);
+  l->applied = src->applied;
+  l->errnum = src->errnum;
+  l->reason = xstrdup (src->reason);
+  l->detail = xstrdup (src->detail);
+  note_exec (r, l->name);
+}
+
+const struct kist_layer *
+kist_report_find (const struct kist_report *r, const char *name)
+{
+  if (r == NULL || name == NULL)
+    return NULL;
+  /* The most recent entry of that name wins. */
+  for (size_t i = r->n_layers; i > 0; i--)
+    if (strcmp (r->layers[i - 1].name, name) == 0)
+      return &r->layers[i - 1];
+  return NULL;
+}
+
+/* ---- child -> parent wire format --------------------------------------- */
+/* Six NUL-terminated fields, nothing after the last NUL:
+ *   name                 1..KIST_LAYER_NAME_MAX printable ASCII bytes, no space
+ *   requested            "0" (NULL) or "1" followed by the value
+ *   applied              "0" or "1"
+ *   errnum               decimal, 0..4095
+ *   reason               "0" (NULL) or "1" followed by the text
+ *   detail               "0" (NULL) or "1" followed by the text */
+
+#define KIST_LAYER_NAME_MAX 255
+
+static bool
+layer_name_ok (const char *s, size_t n)
+{
+  if (n == 0 || n > KIST_LAYER_NAME_MAX)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char) s[i] <= 0x20 || (unsigned char) s[i] >= 0x7f)
+      return false;
+  return true;
+}
+
+static void
+put_field (char **p, const char *s, size_t n)
+{
+  memcpy (*p, s, n);
+  (*p)[n] = '\0';
+  *p += n + 1;
+}
+
+static void
+put_opt_field (char **p, const char *s)
+{
+  if (s == NULL)
+    put_field (p, "0", 1);
+  else
+    {
+      **p = '1';
+      (*p)++;
+      put_field (p, s, strlen (s));
+    }
+}
+
+int
+kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len)
+{
+  char num[16];
+  if (l == NULL || buf == NULL || len == NULL || l->name == NULL)
+    return -EINVAL;
+  size_t nl = strlen (l->name);
+  if (!layer_name_ok (l->name, nl))
+    return -EINVAL;
+  if (l->errnum < 0 || l->errnum > 4095)
+    return -EINVAL;
+  int numlen = snprintf (num, sizeof num, "%d", l->errnum);
+
+  size_t total = nl + 1;
+  total += 1 + (l->requested ? strlen (l->requested) : 0) + 1;
+  total += 2;
+  total += (size_t) numlen + 1;
+  total += 1 + (l->reason ? strlen (l->reason) : 0) + 1;
+  total += 1 + (l->detail ? strlen (l->detail) : 0) + 1;
+  if (total > KIST_LAYER_ENCODED_MAX)
+    return -EMSGSIZE;
+
+  char *out = xmalloc (total);
+  char *p = out;
+  put_field (&p, l->name, nl);
+  put_opt_field (&p, l->requested);
+  put_field (&p, l->applied ? "1" : "0", 1);
+  put_field (&p, num, (size_t) numlen);
+  put_opt_field (&p, l->reason);
+  put_opt_field (&p, l->detail);
+  if ((size_t) (p - out) != total)
+    abort ();
+  *buf = out;
+  *len = total;
+  return 0;
+}
+
+/* Take the next NUL-terminated field of [*p, end); NULL if there is none. */
+static const char *
+take_field (const char **p, const char *end, size_t *n)
+{
+  if (*p >= end)
+    return NULL;
+  const char *nul = memchr (*p, '\0', (size_t) (end - *p));
+  if (nul == NULL)
+    return NULL;
+  const char *f = *p;
+  *n = (size_t) (nul - f);
+  *p = nul + 1;
+  return f;
+}
+
+static int
+take_opt_field (const char **p, const char *end, char **out)
+{
+  size_t n;
+  const char *f = take_field (p, end, &n);
+  if (f == NULL || n == 0)
+    return -EINVAL;
+  if (f[0] == '0')
+    {
+      if (n != 1)
+        return -EINVAL;
+      *out = NULL;
+      return 0;
+    }
+  if (f[0] != '1')
+    return -EINVAL;
+  *out = strndup (f + 1, n - 1);
+  if (*out == NULL)
+    abort ();
+  return 0;
+}
+
+int
+kist_layer_decode (const char *buf, size_t len, struct kist_layer *out)
+{
+  struct kist_layer l = { 0 };
+  const char *p = buf, *end;
+  const char *f;
+  size_t n;
+  int ret = -EINVAL;
+
+  if (out == NULL)
+    return -EINVAL;
+  memset (out, 0, sizeof *out);
+  if (buf == NULL || len == 0)
+    return -EINVAL;
+  if (len > KIST_LAYER_ENCODED_MAX)
+    return -EMSGSIZE;
+  end = buf + len;
+
+  f = take_field (&p, end, &n);
+  if (f == NULL || !layer_name_ok (f, n))
+    goto fail;
+  l.name = strndup (f, n);
+  if (l.name == NULL)
+    abort ();
+
+  if (take_opt_field (&p, end, &l.requested) < 0)
+    goto fail;
+
+  f = take_field (&p, end, &n);
+  if (f == NULL || n != 1 || (f[0] != '0' && f[0] != '1'))
+    goto fail;
+  l.applied = f[0] == '1';
+
+  f = take_field (&p, end, &n);
+  if (f == NULL || n == 0 || n > 4)
+    goto fail;
+  l.errnum = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (f[i] < '0' || f[i] > '9' || (n > 1 && i == 0 && f[i] == '0'))
+        goto fail;
+      l.errnum = l.errnum * 10 + (f[i] - '0');
+    }
+  if (l.errnum > 4095)
+    goto fail;
+
+  if (take_opt_field (&p, end, &l.reason) < 0)
+    goto fail;
+  if (take_opt_field (&p, end, &l.detail) < 0)
+    goto fail;
+  if (p != end)
+    goto fail;
+
+  *out = l;
+  return 0;
+
+fail:
+  kist_layer_clear (&l);
+  return ret;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t
+utf8_seq_len (const unsigned char *s, size_t n)
+{
+  unsigned char c = s[0];
+  size_t len;
+  uint32_t cp;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    len = 4, cp = c & 0x07;
+  else
+    return 0;
+  if (n < len)
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    {
+      if ((s[i] & 0xc0) != 0x80)
+        return 0;
+      cp = (cp << 6) | (s[i] & 0x3f);
+    }
+  if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+      || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return len;
+}
+
+/* A copy of s where every invalid UTF-8 byte is replaced by U+FFFD, so that
+ * whatever a layer (or the container side) wrote, the JSON stays parseable. */
+static char *
+utf8_sanitize (const char *s)
+{
+  size_t n = strlen (s);
+  char *out = xmalloc (n * 3 + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < n;)
+    {
+      size_t l = utf8_seq_len ((const unsigned char *) s + i, n - i);
+      if (l == 0)
+        {
+          memcpy (out + o, "\xef\xbf\xbd", 3);
+          o += 3;
+          i++;
+        }
+      else
+        {
+          memcpy (out + o, s + i, l);
+          o += l;
+          i += l;
+        }
+    }
+  out[o] = '\0';
+  return out;
+}
+
+static void
+gen_str (yajl_gen g, const char *s)
+{
+  _cleanup_free_ char *clean = utf8_sanitize (s ? s : "");
+  yajl_gen_string (g, (const unsigned char *) clean, strlen (clean));
+}
+
+static void
+gen_key_str (yajl_gen g, const char *key, const char *val)
+{
+  gen_str (g, key);
+  gen_str (g, val);
+}
+
+static bool
+layer_missing (const struct kist_layer *l)
+{
+  return l->requested != NULL && !l->applied;
+}
+
+/* Names of the requested, not applied layers of a group, for the summary:
+ * "seccomp (not implemented), rlimit.RLIMIT_NOFILE (Operation not permitted)".
+ * Returns NULL when nothing is missing; *n_requested counts requested ones. */
+static char *
+group_missing_text (const struct kist_report *r, enum kist_group grp, size_t *n_requested)
+{
+  char *buf = NULL;
+  size_t sz = 0;
+  FILE *f = open_memstream (&buf, &sz);
+  bool any = false;
+  if (f == NULL)
+    abort ();
+  *n_requested = 0;
+  for (size_t i = 0; i < r->n_layers; i++)
+    {
+      const struct kist_layer *l = &r->layers[i];
+      if (kist_layer_group (l->name) != grp || l->requested == NULL)
+        continue;
+      (*n_requested)++;
+      if (!layer_missing (l))
+        continue;
+      fprintf (f, "%s%s (%s)", any ? ", " : "", l->name, reason_text (l->reason, l->errnum));
+      any = true;
+    }
+  fclose (f);
+  if (!any)
+    {
+      free (buf);
+      return NULL;
+    }
+  return buf;
+}
+
+static void
+gen_group (yajl_gen g, const struct kist_report *r, const char *key, enum kist_group grp)
+{
+  bool applied = true;
+  gen_str (g, key);
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < r->n_layers; i++)
+    if (kist_layer_group (r->layers[i].name) == grp && layer_missing (&r->layers[i]))
+      applied = false;
+  gen_str (g, "applied");
+  yajl_gen_bool (g, applied);
+  gen_str (g, "missing");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < r->n_layers; i++)
+    {
+      const struct kist_layer *l = &r->layers[i];
+      if (kist_layer_group (l->name) != grp || !layer_missing (l))
+        continue;
+      /* Each name once, even if a layer was recorded twice. */
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; j++)
+        seen = kist_layer_group (r->layers[j].name) == grp && layer_missing (&r->layers[j])
+               && strcmp (r->layers[j].name, l->name) == 0;
+      if (!seen)
+        gen_str (g, l->name);
+    }
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+static char *
+report_summary (const struct kist_report *r)
+{
+  static const struct
+  {
+    enum kist_group grp;
+    const char *name;
+  } groups[] = { { KIST_GROUP_CONFINEMENT, "confinement" },
+                 { KIST_GROUP_LIMITS, "limits" },
+                 { KIST_GROUP_OTHER, "other" } };
+  char *buf = NULL;
+  size_t sz = 0;
+  FILE *f = open_memstream (&buf, &sz);
+  if (f == NULL)
+    abort ();
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (groups); i++)
+    {
+      size_t n_req = 0;
+      _cleanup_free_ char *missing = group_missing_text (r, groups[i].grp, &n_req);
+      const char *sep = i ? "; " : "";
+      if (groups[i].grp == KIST_GROUP_OTHER)
+        {
+          /* "other" is only mentioned when something in it failed. */
+          if (missing)
+            fprintf (f, "%sother NOT applied: %s", sep, missing);
+        }
+      else if (missing)
+        fprintf (f, "%s%s NOT applied: %s", sep, groups[i].name, missing);
+      else if (n_req == 0)
+        fprintf (f, "%s%s none requested", sep, groups[i].name);
+      else
+        fprintf (f, "%s%s applied", sep, groups[i].name);
+    }
+  fclose (f);
+  return buf;
+}
+
+static void
+gen_layer (yajl_gen g, const struct kist_layer *l)
+{
+  yajl_gen_map_open (g);
+  gen_key_str (g, "layer", l->name);
+  gen_str (g, "requested");
+  if (l->requested == NULL)
+    yajl_gen_bool (g, 0);
+  else if (l->requested[0] == '\0')
+    yajl_gen_bool (g, 1);
+  else
+    gen_str (g, l->requested);
+  gen_str (g, "applied");
+  yajl_gen_bool (g, l->applied);
+  if (l->detail)
+    gen_key_str (g, "detail", l->detail);
+  if (layer_missing (l))
+    {
+      gen_key_str (g, "errno", kist_errno_name (l->errnum));
+      gen_key_str (g, "reason", reason_text (l->reason, l->errnum));
+    }
+  yajl_gen_map_close (g);
+}
+
+/* Copy the generator's buffer, without the trailing newline yajl adds in
+ * beautify mode. */
+static char *
+gen_take (yajl_gen g)
+{
+  const unsigned char *out = NULL;
+  size_t len = 0;
+  if (yajl_gen_get_buf (g, &out, &len) != yajl_gen_status_ok)
+    abort ();
+  while (len > 0 && out[len - 1] == '\n')
+    len--;
+  char *s = xmalloc (len + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++)
+    {
+      s[o++] = (char) out[i];
+      /* yajl beautifies an empty array or object as "[\n\n  ]": write "[]".
+       * A raw newline never occurs inside a JSON string, so this only ever
+       * matches formatting. */
+      if ((out[i] == '[' || out[i] == '{') && i + 2 < len && out[i + 1] == '\n'
+          && out[i + 2] == '\n')
+        {
+          size_t j = i + 3;
+          while (j < len && out[j] == ' ')
+            j++;
+          if (j < len && out[j] == (out[i] == '[' ? ']' : '}'))
+            {
+              s[o++] = (char) out[j];
+              i = j;
+            }
+        }
+    }
+  s[o] = '\0';
+  return s;
+}
+
+char *
+kist_report_to_json (const struct kist_report *r, bool pretty)
+{
+  if (r == NULL)
+    return NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  if (pretty)
+    {
+      yajl_gen_config (g, yajl_gen_beautify, 1);
+      yajl_gen_config (g, yajl_gen_indent_string, "  ");
+    }
+
+  yajl_gen_map_open (g);
+  gen_str (g, "reportVersion");
+  yajl_gen_integer (g, KIST_REPORT_VERSION);
+  gen_key_str (g, "kist", KIST_VERSION);
+  if (r->id)
+    gen_key_str (g, "id", r->id);
+  if (r->operation)
+    gen_key_str (g, "operation", r->operation);
+  if (r->pid > 0)
+    {
+      gen_str (g, "pid");
+      yajl_gen_integer (g, r->pid);
+    }
+
+  gen_str (g, "allowDegraded");
+  yajl_gen_array_open (g);
+  for (const char *p = r->allow_degraded; p && *p;)
+    {
+      const char *c = strchr (p, ',');
+      size_t l = c ? (size_t) (c - p) : strlen (p);
+      while (l > 0 && (*p == ' ' || *p == '\t'))
+        p++, l--;
+      while (l > 0 && (p[l - 1] == ' ' || p[l - 1] == '\t'))
+        l--;
+      if (l > 0)
+        {
+          _cleanup_free_ char *tok = strndup (p, l);
+          if (tok == NULL)
+            abort ();
+          gen_str (g, tok);
+        }
+      if (c == NULL)
+        break;
+      p = c + 1;
+    }
+  yajl_gen_array_close (g);
+
+  gen_str (g, "layers");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < r->n_layers; i++)
+    gen_layer (g, &r->layers[i]);
+  yajl_gen_array_close (g);
+
+  gen_group (g, r, "confinement", KIST_GROUP_CONFINEMENT);
+  gen_group (g, r, "limits", KIST_GROUP_LIMITS);
+
+  _cleanup_free_ char *summary = report_summary (r);
+  gen_key_str (g, "summary", summary);
+  yajl_gen_map_close (g);
+
+  char *s = gen_take (g);
+  yajl_gen_free (g);
+  return s;
+}
+
+/* ---- JSON -> text ------------------------------------------------------- */
+
+static yajl_val
+obj_get (yajl_val obj, const char *key)
+{
+  if (!YAJL_IS_OBJECT (obj))
+    return NULL;
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      return obj->u.object.values[i];
+  return NULL;
+}
+
+static void
+yajl_tree_freep (yajl_val *v)
+{
+  if (*v)
+    yajl_tree_free (*v);
+  *v = NULL;
+}
+
+/* Printable copy for a terminal: control characters become '?'. */
+static char *
+cell_text (const char *s)
+{
+  char *c = xstrdup (s ? s : "");
+  for (char *p = c; *p; p++)
+    if ((unsigned char) *p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return c;
+}
+
+/* Display width: UTF-8 code points, not bytes. */
+static size_t
+text_width (const char *s)
+{
+  size_t w = 0;
+  for (; *s; s++)
+    if (((unsigned char) *s & 0xc0) != 0x80)
+      w++;
+  return w;
+}
+
+#define N_COLS 4
+
+char *
+kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
+{
+  char errbuf[256] = "";
+  __attribute__ ((cleanup (yajl_tree_freep))) yajl_val root = NULL;
+
+  if (json == NULL)
+    {
+      kist_error_make (err, EINVAL, "report: no JSON given");
+      return NULL;
+    }
+  if (memchr (json, '\0', len) != NULL)
+    {
+      kist_error_make (err, EINVAL, "report: not a JSON report (contains a NUL byte)");
+      return NULL;
+    }
+  _cleanup_free_ char *copy = xmalloc (len + 1);
+  memcpy (copy, json, len);
+  copy[len] = '\0';
+
+  root = yajl_tree_parse (copy, errbuf, sizeof errbuf);
+  if (root == NULL)
+    {
+      kist_error_make (err, EINVAL, "report: malformed JSON: %s", kist_rstrip (errbuf));
+      return NULL;
+    }
+  if (!YAJL_IS_OBJECT (root))
+    {
+      kist_error_make (err, EINVAL, "report: expected a JSON object at the top level");
+      return NULL;
+    }
+  yajl_val layers = obj_get (root, "layers");
+  if (!YAJL_IS_ARRAY (layers))
+    {
+      kist_error_make (err, EINVAL, "report: `layers` is missing or not an array");
+      return NULL;
+    }
+  yajl_val summary = obj_get (root, "summary");
+  if (summary != NULL && !YAJL_IS_STRING (summary))
+    {
+      kist_error_make (err, EINVAL, "report: `summary` is not a string");
+      return NULL;
+    }
+
+  size_t nrows = layers->u.array.len + 1;
+  char **cells = xcalloc (nrows * N_COLS, sizeof (char *));
+  size_t width[N_COLS] = { 0 };
+  char *out = NULL;
+  cells[0] = xstrdup ("LAYER");
+  cells[1] = xstrdup ("REQUESTED");
+  cells[2] = xstrdup ("APPLIED");
+  cells[3] = xstrdup ("DETAIL");
+
+  for (size_t i = 0; i < layers->u.array.len; i++)
+    {
+      yajl_val l = layers->u.array.values[i];
+      char **row = &cells[(i + 1) * N_COLS];
+      yajl_val name = obj_get (l, "layer");
+      yajl_val req = obj_get (l, "requested");
+      yajl_val applied = obj_get (l, "applied");
+      yajl_val detail = obj_get (l, "detail");
+      yajl_val eno = obj_get (l, "errno");
+      yajl_val reason = obj_get (l, "reason");
+      if (!YAJL_IS_OBJECT (l) || !YAJL_IS_STRING (name))
+        {
+          kist_error_make (err, EINVAL,
+                           "report: layers[%zu]: expected an object with a string `layer`", i);
+          goto out;
+        }
+      bool is_req = !YAJL_IS_FALSE (req) && req != NULL && !YAJL_IS_NULL (req);
+      bool is_applied = YAJL_IS_TRUE (applied);
+      row[0] = cell_text (YAJL_GET_STRING (name));
+      if (YAJL_IS_STRING (req))
+        row[1] = cell_text (YAJL_GET_STRING (req));
+      else
+        row[1] = xstrdup (is_req ? "yes" : "no");
+      row[2] = xstrdup (!is_req ? "-" : is_applied ? "yes" : "no");
+      if (is_req && !is_applied && (YAJL_IS_STRING (eno) || YAJL_IS_STRING (reason)))
+        {
+          _cleanup_free_ char *t = NULL;
+          if (YAJL_IS_STRING (eno) && YAJL_IS_STRING (reason))
+            t = xasprintf ("%s: %s", YAJL_GET_STRING (eno), YAJL_GET_STRING (reason));
+          else
+            t = xstrdup (YAJL_IS_STRING (eno) ? YAJL_GET_STRING (eno) : YAJL_GET_STRING (reason));
+          row[3] = cell_text (t);
+        }
+      else
+        row[3] = cell_text (YAJL_IS_STRING (detail) ? YAJL_GET_STRING (detail) : "");
+    }
+
+  for (size_t i = 0; i < nrows; i++)
+    for (size_t c = 0; c < N_COLS; c++)
+      {
+        size_t w = text_width (cells[i * N_COLS + c]);
+        if (w > width[c])
+          width[c] = w;
+      }
+
+  {
+    size_t sz = 0;
+    FILE *f = open_memstream (&out, &sz);
+    if (f == NULL)
+      abort ();
+    for (size_t i = 0; i < nrows; i++)
+      {
+        /* Pad every column but the last; no trailing blanks. */
+        size_t last = N_COLS - 1;
+        while (last > 0 && cells[i * N_COLS + last][0] == '\0')
+          last--;
+        for (size_t c = 0; c <= last; c++)
+          {
+            const char *s = cells[i * N_COLS + c];
+            fputs (s, f);
+            if (c < last)
+              fprintf (f, "%*s", (int) (width[c] - text_width (s) + 2), "");
+          }
+        fputc ('\n', f);
+      }
+    _cleanup_free_ char *sum = cell_text (summary ? YAJL_GET_STRING (summary) : "");
+    fprintf (f, "\nsummary: %s\n", sum);
+    fclose (f);
+  }
+
+out:
+  for (size_t i = 0; i < nrows * N_COLS; i++)
+    free (cells[i]);
+  free (cells);
+  return out;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+int
+kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error **err)
+{
+  _cleanup_free_ char *json = kist_report_to_json (r, true);
+  if (json == NULL)
+    return kist_error_make (err, EINVAL, "report: nothing to write");
+  size_t n = strlen (json);
+  json = xrealloc (json, n + 2);
+  json[n] = '\n';
+  json[n + 1] = '\0';
+  int ret = kist_write_all (fd, json, n + 1);
+  if (ret < 0)
+    return kist_error_make (err, -ret, "write the report to fd %d", fd);
+  return 0;
+}
+
+int
+kist_report_write_at (const struct kist_report *r, int dirfd, const char *name, mode_t mode,
+                      struct kist_error **err)
+{
+  _cleanup_free_ char *json = kist_report_to_json (r, true);
+  if (json == NULL)
+    return kist_error_make (err, EINVAL, "report: nothing to write");
+  size_t n = strlen (json);
+  json = xrealloc (json, n + 2);
+  json[n] = '\n';
+  json[n + 1] = '\0';
+  if (kist_write_file_atomic (dirfd, name, json, n + 1, mode, err) < 0)
+    return kist_error_wrap (err, "write the report");
+  return 0;
+}
+
+int
+kist_report_write_path (const struct kist_report *r, const char *path, struct kist_error **err)
+{
+  if (path == NULL || path[0] == '\0')
+    return kist_error_make (err, EINVAL,
+                            "--report: empty path (use a file name or `-` for stdout)");
+  if (strcmp (path, "-") == 0)
+    return kist_report_write_fd (r, STDOUT_FILENO, err);
+
+  const char *slash = strrchr (path, '/');
+  const char *base = slash ? slash + 1 : path;
+  _cleanup_free_ char *dir = NULL;
+  if (slash == NULL)
+    dir = xstrdup (".");
+  else if (slash == path)
+    dir = xstrdup ("/");
+  else
+    dir = strndup (path, (size_t) (slash - path));
+  if (dir == NULL)
+    abort ();
+  if (base[0] == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
+    return kist_error_make (err, EISDIR, "--report `%s`: expected a file name, not a directory",
+                            path);
+
+  _cleanup_close_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return kist_error_make (err, errno, "--report `%s`: open the directory `%s`", path, dir);
+  if (kist_report_write_at (r, dfd, base, 0644, err) < 0)
+    return kist_error_wrap (err, "--report `%s`", path);
+  return 0;
+}

@@ -102,4 +102,16 @@ char *kist_report_json_to_text (const char *json, size_t len, struct kist_error 
 int kist_report_write_path (const struct kist_report *r, const char *path, struct kist_error **err);
 int kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error **err);
 
+/* ---- additions (report helper) ---- */
+
+/* Largest buffer kist_layer_encode produces / kist_layer_decode accepts
+ * (encode returns -EMSGSIZE beyond it: keep details short).  Well below
+ * KIST_SYNC_MAX so that an entry always fits one sync message. */
+#define KIST_LAYER_ENCODED_MAX 32768
+
+/* Write the report (pretty JSON + newline) atomically as dirfd/name, e.g. the
+ * state dir's report.json with mode 0600. */
+int kist_report_write_at (const struct kist_report *r, int dirfd, const char *name, mode_t mode,
+                          struct kist_error **err);
+
 #endif

@@ -1,3 +1,919 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_state;
+/* kist: the state root, per-container state directories (locked with flock),
+ * state.json, liveness and the OCI state JSON.  See design.md section 6. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "state.h"
+#include "util.h"
+
+#define KIST_STATE_FILE "state.json"
+#define KIST_STATE_FILE_VERSION 1
+/* state.json carries the config's annotations; the config itself is bounded
+ * to 4 MiB (spec.h), so this is ample. */
+#define KIST_STATE_MAX_SIZE (8u * 1024 * 1024)
+#define KIST_DEFAULT_OCI_VERSION "1.2.0"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Make an error whose message does not end in strerror but keeps errnum. */
+static int error_plain (struct kist_error **err, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+static int
+error_plain (struct kist_error **err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  bool created = err != NULL && *err == NULL;
+  va_start (ap, fmt);
+  kist_error_makev (err, 0, fmt, ap);
+  va_end (ap);
+  if (created && *err)
+    (*err)->errnum = errnum;
+  return errnum > 0 ? -errnum : -1;
+}
+
+/* The path of an open fd, for messages ("?" if /proc is unavailable). */
+static char *
+fd_path (int fd)
+{
+  char link[64], buf[PATH_MAX];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink (link, buf, sizeof buf - 1);
+  if (n <= 0)
+    return xstrdup ("?");
+  buf[n] = '\0';
+  return xstrdup (buf);
+}
+
+/* An id as it may be shown in a message: non-printable bytes escaped,
+ * long ids cut. */
+static char *
+id_for_message (const char *id)
+{
+  size_t n = strlen (id);
+  size_t show = n > 64 ? 64 : n;
+  char *out = xmalloc (show * 4 + 8);
+  size_t o = 0;
+  for (size_t i = 0; i < show; i++)
+    {
+      unsigned char c = (unsigned char) id[i];
+      if (c < 0x20 || c >= 0x7f || c == '`' || c == '\\')
+        o += (size_t) sprintf (out + o, "\\x%02x", c);
+      else
+        out[o++] = (char) c;
+    }
+  if (show < n)
+    {
+      memcpy (out + o, "...", 3);
+      o += 3;
+    }
+  out[o] = '\0';
+  return out;
+}
+
+static void
+yajl_tree_freep (yajl_val *v)
+{
+  if (*v)
+    yajl_tree_free (*v);
+  *v = NULL;
+}
+#define _cleanup_yajl_val_ __attribute__ ((cleanup (yajl_tree_freep)))
+
+static void
+yajl_gen_freep (yajl_gen *g)
+{
+  if (*g)
+    yajl_gen_free (*g);
+  *g = NULL;
+}
+#define _cleanup_yajl_gen_ __attribute__ ((cleanup (yajl_gen_freep)))
+
+static void
+closedirp (DIR **d)
+{
+  if (*d)
+    closedir (*d);
+  *d = NULL;
+}
+#define _cleanup_dir_ __attribute__ ((cleanup (closedirp)))
+
+static yajl_val
+obj_get (yajl_val obj, const char *key)
+{
+  if (!YAJL_IS_OBJECT (obj))
+    return NULL;
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      return obj->u.object.values[i];
+  return NULL;
+}
+
+static char *
+gen_take (yajl_gen g)
+{
+  const unsigned char *out = NULL;
+  size_t len = 0;
+  if (yajl_gen_get_buf (g, &out, &len) != yajl_gen_status_ok)
+    abort ();
+  while (len > 0 && out[len - 1] == '\n')
+    len--;
+  char *s = xmalloc (len + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++)
+    {
+      s[o++] = (char) out[i];
+      /* yajl beautifies an empty array or object as "[\n\n  ]": write "[]".
+       * A raw newline never occurs inside a JSON string, so this only ever
+       * matches formatting. */
+      if ((out[i] == '[' || out[i] == '{') && i + 2 < len && out[i + 1] == '\n'
+          && out[i + 2] == '\n')
+        {
+          size_t j = i + 3;
+          while (j < len && out[j] == ' ')
+            j++;
+          if (j < len && out[j] == (out[i] == '[' ? ']' : '}'))
+            {
+              s[o++] = (char) out[j];
+              i = j;
+            }
+        }
+    }
+  s[o] = '\0';
+  return s;
+}
+
+/* ---- ids ------------------------------------------------------------------ */
+
+int
+kist_id_validate (const char *id, struct kist_error **err)
+{
+  static const char rule[]
+      = "an id is 1 to 1024 characters of A-Z a-z 0-9 _ . + - and is not `.` or `..`";
+  if (id == NULL || id[0] == '\0')
+    return error_plain (err, EINVAL, "invalid container id ``: it is empty; %s", rule);
+  size_t n = strnlen (id, KIST_ID_MAX + 1);
+  if (n > KIST_ID_MAX)
+    {
+      _cleanup_free_ char *shown = id_for_message (id);
+      return error_plain (err, EINVAL, "invalid container id `%s`: it is %zu characters long; %s",
+                          shown, strlen (id), rule);
+    }
+  if (strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
+    return error_plain (err, EINVAL, "invalid container id `%s`: %s", id, rule);
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned char c = (unsigned char) id[i];
+      if (!(isascii (c) && (isalnum (c) || c == '_' || c == '.' || c == '+' || c == '-')))
+        {
+          _cleanup_free_ char *shown = id_for_message (id);
+          return error_plain (err, EINVAL,
+                              "invalid container id `%s`: character %zu is not allowed; %s", shown,
+                              i + 1, rule);
+        }
+    }
+  return 0;
+}
+
+/* ---- the state root ------------------------------------------------------- */
+
+/* mkdir -p for the parents of path (mode 0711), then path itself (0700).
+ * path is absolute or relative to the cwd; existing components are fine. */
+static int
+mkdir_parents (const char *path, struct kist_error **err)
+{
+  _cleanup_free_ char *p = xstrdup (path);
+  for (char *s = p + 1; *s; s++)
+    {
+      if (*s != '/')
+        continue;
+      *s = '\0';
+      if (mkdir (p, 0711) < 0 && errno != EEXIST)
+        {
+          int e = errno;
+          return kist_error_make (err, e, "state root: create the parent directory `%s`", p);
+        }
+      *s = '/';
+    }
+  if (mkdir (p, 0700) < 0 && errno != EEXIST)
+    return kist_error_make (err, errno, "state root: create `%s`", p);
+  return 0;
+}
+
+int
+kist_state_root_open (const char *root, char **resolved, struct kist_error **err)
+{
+  _cleanup_free_ char *path = NULL;
+
+  if (root != NULL && root[0] != '\0')
+    path = xstrdup (root);
+  else if (geteuid () == 0)
+    path = xstrdup ("/run/kist");
+  else
+    {
+      const char *xdg = getenv ("XDG_RUNTIME_DIR");
+      if (xdg == NULL || xdg[0] == '\0')
+        return kist_error_make (
+            err, 0,
+            "no state root: XDG_RUNTIME_DIR is not set, and kist keeps the state "
+            "of an unprivileged user (uid %u) in $XDG_RUNTIME_DIR/kist; set "
+            "XDG_RUNTIME_DIR (e.g. to /run/user/%u) or pass --root DIR",
+            (unsigned) geteuid (), (unsigned) geteuid ());
+      if (xdg[0] != '/')
+        return kist_error_make (err, 0,
+                                "no state root: XDG_RUNTIME_DIR=`%s` is not an absolute path; fix "
+                                "XDG_RUNTIME_DIR or pass --root DIR",
+                                xdg);
+      path = xasprintf ("%s/kist", xdg);
+    }
+
+  /* Trailing slashes would make the kernel follow a final symlink even with
+   * O_NOFOLLOW. */
+  size_t n = strlen (path);
+  while (n > 1 && path[n - 1] == '/')
+    path[--n] = '\0';
+
+  if (mkdir_parents (path, err) < 0)
+    return kist_error_wrap (err, "--root `%s`", path);
+
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (e == ELOOP || e == ENOTDIR)
+        {
+          struct stat lst;
+          if (lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode))
+            return kist_error_make (err, e,
+                                    "state root `%s` is a symbolic link; kist refuses to follow it "
+                                    "(pass the real directory with --root)",
+                                    path);
+          return kist_error_make (err, e, "state root `%s` is not a directory", path);
+        }
+      return kist_error_make (err, e, "open the state root `%s`", path);
+    }
+
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return kist_error_make (err, errno, "stat the state root `%s`", path);
+  if (!S_ISDIR (st.st_mode))
+    return kist_error_make (err, ENOTDIR, "state root `%s`", path);
+  if (st.st_uid != geteuid ())
+    return kist_error_make (err, EPERM,
+                            "state root `%s` is owned by uid %u, not by us (uid %u): use --root "
+                            "with a directory you own",
+                            path, (unsigned) st.st_uid, (unsigned) geteuid ());
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return kist_error_make (err, EPERM,
+                            "state root `%s` is writable by group or others (mode %04o): run "
+                            "`chmod go-w %s` or use another --root",
+                            path, (unsigned) (st.st_mode & 07777), path);
+
+  if (resolved)
+    {
+      /* The canonical path of what we actually opened. */
+      _cleanup_free_ char *real = fd_path (fd);
+      if (real[0] != '/')
+        {
+          free (real);
+          real = realpath (path, NULL);
+          if (real == NULL)
+            return kist_error_make (err, errno, "state root `%s`: realpath", path);
+        }
+      *resolved = steal_pointer (&real);
+    }
+  return steal_fd (&fd);
+}
+
+/* ---- per-container directories ------------------------------------------ */
+
+static int
+lock_dir (int fd, const char *id, struct kist_error **err)
+{
+  while (flock (fd, LOCK_EX) < 0)
+    {
+      if (errno == EINTR)
+        continue;
+      _cleanup_free_ char *shown = id_for_message (id);
+      return kist_error_make (err, errno, "lock the state directory of container `%s`", shown);
+    }
+  return 0;
+}
+
+int
+kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **err)
+{
+  if (kist_id_validate (id, err) < 0)
+    return -EINVAL;
+  if (mkdirat (rootfd, id, 0700) < 0)
+    {
+      int e = errno;
+      if (e == EEXIST)
+        return error_plain (err, EEXIST, "container `%s` already exists", id);
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, e, "create the state directory `%s/%s`", root, id);
+    }
+  _cleanup_close_ int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      unlinkat (rootfd, id, AT_REMOVEDIR);
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, e, "open the new state directory `%s/%s`", root, id);
+    }
+  if (lock_dir (fd, id, err) < 0)
+    {
+      unlinkat (rootfd, id, AT_REMOVEDIR);
+      return -1;
+    }
+  *dirfd = steal_fd (&fd);
+  return 0;
+}
+
+int
+kist_state_open (int rootfd, const char *id, int *dirfd, struct kist_error **err)
+{
+  if (kist_id_validate (id, err) < 0)
+    return -EINVAL;
+  _cleanup_close_ int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (e == ENOENT)
+        return error_plain (err, ENOENT, "container `%s` does not exist", id);
+      _cleanup_free_ char *root = fd_path (rootfd);
+      if (e == ELOOP || e == ENOTDIR)
+        return kist_error_make (err, e,
+                                "state entry `%s/%s` is not a directory (not made by kist?): "
+                                "remove it by hand",
+                                root, id);
+      return kist_error_make (err, e, "open the state directory `%s/%s`", root, id);
+    }
+  if (lock_dir (fd, id, err) < 0)
+    return -1;
+  /* A concurrent delete may have removed it while we waited for the lock. */
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return kist_error_make (err, errno, "stat the state directory of container `%s`", id);
+  if (st.st_nlink == 0)
+    return error_plain (err, ENOENT, "container `%s` does not exist (it was just deleted)", id);
+  *dirfd = steal_fd (&fd);
+  return 0;
+}
+
+int
+kist_state_remove (int rootfd, const char *id, struct kist_error **err)
+{
+  if (kist_id_validate (id, err) < 0)
+    return -EINVAL;
+  _cleanup_free_ char *root = fd_path (rootfd);
+  /* No lock here: the caller holds it through its own kist_state_open fd (a
+   * second flock on another open file description would deadlock). */
+  int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (e == ENOENT)
+        return error_plain (err, ENOENT, "container `%s` does not exist", id);
+      return kist_error_make (err, e, "open the state directory `%s/%s`", root, id);
+    }
+  _cleanup_dir_ DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (fd);
+      return kist_error_make (err, e, "read the state directory `%s/%s`", root, id);
+    }
+
+  /* First pass: refuse anything we would have to recurse into, before
+   * removing anything. */
+  for (int pass = 0; pass < 2; pass++)
+    {
+      rewinddir (d);
+      for (;;)
+        {
+          errno = 0;
+          struct dirent *de = readdir (d);
+          if (de == NULL)
+            break;
+          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+            continue;
+          if (pass == 0)
+            {
+              struct stat st;
+              if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                {
+                  if (errno == ENOENT)
+                    continue;
+                  return kist_error_make (err, errno, "stat `%s/%s/%s`", root, id, de->d_name);
+                }
+              if (S_ISDIR (st.st_mode))
+                return kist_error_make (err, EISDIR,
+                                        "state directory `%s/%s` contains the directory `%s`, "
+                                        "which kist never creates; refusing to remove it "
+                                        "recursively (it may be a mount point): inspect and "
+                                        "remove it by hand",
+                                        root, id, de->d_name);
+            }
+          else if (unlinkat (dirfd (d), de->d_name, 0) < 0 && errno != ENOENT)
+            return kist_error_make (err, errno, "remove `%s/%s/%s`", root, id, de->d_name);
+        }
+      if (errno != 0)
+        return kist_error_make (err, errno, "read the state directory `%s/%s`", root, id);
+    }
+
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0)
+    return kist_error_make (err, errno, "remove the state directory `%s/%s`", root, id);
+
+  struct stat st;
+  if (fstatat (rootfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return kist_error_make (err, EEXIST,
+                            "state directory `%s/%s` still exists after removing it (recreated "
+                            "concurrently?)",
+                            root, id);
+  if (errno != ENOENT)
+    return kist_error_make (err, errno, "verify that `%s/%s` is gone", root, id);
+  return 0;
+}
+
+/* ---- state.json ----------------------------------------------------------- */
+
+/* yajl_gen_string with UTF-8 validation on: a field that is not UTF-8
+ * cannot be stored (yajl_tree would refuse to read it back). */
+static int
+gen_field_str (yajl_gen g, const char *key, const char *val, struct kist_error **err)
+{
+  if (val == NULL)
+    return 0;
+  yajl_gen_string (g, (const unsigned char *) key, strlen (key));
+  if (yajl_gen_string (g, (const unsigned char *) val, strlen (val)) != yajl_gen_status_ok)
+    return kist_error_make (err, EILSEQ,
+                            "state.json: field `%s` is not valid UTF-8; kist stores paths and "
+                            "names as UTF-8 (rename the bundle or id)",
+                            key);
+  return 0;
+}
+
+static void
+gen_field_int (yajl_gen g, const char *key, long long v)
+{
+  yajl_gen_string (g, (const unsigned char *) key, strlen (key));
+  yajl_gen_integer (g, v);
+}
+
+/* Re-emit a parsed JSON value into g. */
+static void
+gen_tree (yajl_gen g, yajl_val v)
+{
+  if (v == NULL || YAJL_IS_NULL (v))
+    yajl_gen_null (g);
+  else if (YAJL_IS_TRUE (v))
+    yajl_gen_bool (g, 1);
+  else if (YAJL_IS_FALSE (v))
+    yajl_gen_bool (g, 0);
+  else if (YAJL_IS_STRING (v))
+    yajl_gen_string (g, (const unsigned char *) v->u.string, strlen (v->u.string));
+  else if (YAJL_IS_NUMBER (v))
+    yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
+  else if (YAJL_IS_ARRAY (v))
+    {
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        gen_tree (g, v->u.array.values[i]);
+      yajl_gen_array_close (g);
+    }
+  else if (YAJL_IS_OBJECT (v))
+    {
+      yajl_gen_map_open (g);
+      for (size_t i = 0; i < v->u.object.len; i++)
+        {
+          yajl_gen_string (g, (const unsigned char *) v->u.object.keys[i],
+                           strlen (v->u.object.keys[i]));
+          gen_tree (g, v->u.object.values[i]);
+        }
+      yajl_gen_map_close (g);
+    }
+}
+
+/* annotations_json (a JSON object as text) -> embedded object. */
+static int
+gen_annotations (yajl_gen g, const char *text, struct kist_error **err)
+{
+  char errbuf[256] = "";
+  _cleanup_yajl_val_ yajl_val v = NULL;
+  if (text == NULL || text[0] == '\0')
+    return 0;
+  v = yajl_tree_parse (text, errbuf, sizeof errbuf);
+  if (!YAJL_IS_OBJECT (v))
+    return kist_error_make (err, EINVAL, "state.json: annotations are not a JSON object%s%s",
+                            v ? "" : ": ", v ? "" : kist_rstrip (errbuf));
+  yajl_gen_string (g, (const unsigned char *) "annotations", strlen ("annotations"));
+  gen_tree (g, v);
+  return 0;
+}
+
+int
+kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err)
+{
+  _cleanup_yajl_gen_ yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+
+  yajl_gen_map_open (g);
+  gen_field_int (g, "kistStateVersion", KIST_STATE_FILE_VERSION);
+  if (gen_field_str (g, "id", s->id, err) < 0
+      || gen_field_str (g, "ociVersion", s->oci_version, err) < 0
+      || gen_field_str (g, "bundle", s->bundle, err) < 0
+      || gen_field_str (g, "rootfs", s->rootfs, err) < 0)
+    goto fail;
+  gen_field_int (g, "pid", s->pid);
+  gen_field_int (g, "pidStartTime", (long long) s->pid_start_time);
+  yajl_gen_string (g, (const unsigned char *) "started", strlen ("started"));
+  yajl_gen_bool (g, s->started);
+  if (gen_field_str (g, "created", s->created, err) < 0
+      || gen_field_str (g, "owner", s->owner, err) < 0
+      || gen_field_str (g, "cgroupPath", s->cgroup_path, err) < 0
+      || gen_annotations (g, s->annotations_json, err) < 0)
+    goto fail;
+  gen_field_int (g, "deadline", s->deadline);
+  gen_field_int (g, "kistPid", s->kist_pid);
+  yajl_gen_map_close (g);
+
+  {
+    _cleanup_free_ char *json = gen_take (g);
+    size_t n = strlen (json);
+    json = xrealloc (json, n + 2);
+    json[n] = '\n';
+    json[n + 1] = '\0';
+    if (kist_write_file_atomic (dirfd, KIST_STATE_FILE, json, n + 1, 0600, err) < 0)
+      goto fail;
+  }
+  return 0;
+
+fail:
+  {
+    _cleanup_free_ char *dir = fd_path (dirfd);
+    return kist_error_wrap (err, "write the state of container `%s` in `%s`", s->id ? s->id : "?",
+                            dir);
+  }
+}
+
+static int
+read_str (yajl_val root, const char *key, char **out, struct kist_error **err)
+{
+  yajl_val v = obj_get (root, key);
+  *out = NULL;
+  if (v == NULL || YAJL_IS_NULL (v))
+    return 0;
+  if (!YAJL_IS_STRING (v))
+    return kist_error_make (err, EINVAL, "field `%s`: expected a string", key);
+  *out = xstrdup (v->u.string);
+  return 0;
+}
+
+static int
+read_int (yajl_val root, const char *key, long long min, long long max, long long *out,
+          struct kist_error **err)
+{
+  yajl_val v = obj_get (root, key);
+  *out = 0;
+  if (v == NULL || YAJL_IS_NULL (v))
+    return 0;
+  if (!YAJL_IS_INTEGER (v))
+    return kist_error_make (err, EINVAL, "field `%s`: expected an integer", key);
+  if (YAJL_GET_INTEGER (v) < min || YAJL_GET_INTEGER (v) > max)
+    return kist_error_make (err, ERANGE, "field `%s`: %lld is out of range", key,
+                            YAJL_GET_INTEGER (v));
+  *out = YAJL_GET_INTEGER (v);
+  return 0;
+}
+
+void
+kist_state_clear (struct kist_state *s)
+{
+  if (s == NULL)
+    return;
+  free (s->id);
+  free (s->bundle);
+  free (s->rootfs);
+  free (s->created);
+  free (s->owner);
+  free (s->cgroup_path);
+  free (s->annotations_json);
+  free (s->oci_version);
+  memset (s, 0, sizeof *s);
+}
+
+static int
+state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
+{
+  long long v;
+  if (!YAJL_IS_OBJECT (root))
+    return kist_error_make (err, EINVAL, "expected a JSON object");
+  if (read_str (root, "id", &s->id, err) < 0
+      || read_str (root, "ociVersion", &s->oci_version, err) < 0
+      || read_str (root, "bundle", &s->bundle, err) < 0
+      || read_str (root, "rootfs", &s->rootfs, err) < 0
+      || read_str (root, "created", &s->created, err) < 0
+      || read_str (root, "owner", &s->owner, err) < 0
+      || read_str (root, "cgroupPath", &s->cgroup_path, err) < 0)
+    return -1;
+  if (s->id == NULL)
+    return kist_error_make (err, EINVAL, "field `id` is missing");
+
+  if (read_int (root, "pid", 0, INT_MAX, &v, err) < 0)
+    return -1;
+  s->pid = (pid_t) v;
+  if (read_int (root, "pidStartTime", 0, LLONG_MAX, &v, err) < 0)
+    return -1;
+  s->pid_start_time = (uint64_t) v;
+  if (read_int (root, "deadline", LLONG_MIN, LLONG_MAX, &v, err) < 0)
+    return -1;
+  s->deadline = v;
+  if (read_int (root, "kistPid", 0, INT_MAX, &v, err) < 0)
+    return -1;
+  s->kist_pid = (pid_t) v;
+
+  yajl_val started = obj_get (root, "started");
+  if (started != NULL && !YAJL_IS_TRUE (started) && !YAJL_IS_FALSE (started))
+    return kist_error_make (err, EINVAL, "field `started`: expected true or false");
+  s->started = YAJL_IS_TRUE (started);
+
+  yajl_val ann = obj_get (root, "annotations");
+  if (ann != NULL && !YAJL_IS_NULL (ann))
+    {
+      if (!YAJL_IS_OBJECT (ann))
+        return kist_error_make (err, EINVAL, "field `annotations`: expected an object");
+      _cleanup_yajl_gen_ yajl_gen g = yajl_gen_alloc (NULL);
+      if (g == NULL)
+        abort ();
+      gen_tree (g, ann);
+      s->annotations_json = gen_take (g);
+    }
+  return 0;
+}
+
+int
+kist_state_read (int dirfd, struct kist_state *s, struct kist_error **err)
+{
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_yajl_val_ yajl_val root = NULL;
+  char errbuf[256] = "";
+  size_t len = 0;
+  int ret;
+
+  memset (s, 0, sizeof *s);
+  ret = kist_read_file_at (dirfd, KIST_STATE_FILE, KIST_STATE_MAX_SIZE, &buf, &len, err);
+  if (ret < 0)
+    goto fail;
+  if (strlen (buf) != len)
+    {
+      ret = kist_error_make (err, EINVAL, "`%s` contains a NUL byte", KIST_STATE_FILE);
+      goto fail;
+    }
+  root = yajl_tree_parse (buf, errbuf, sizeof errbuf);
+  if (root == NULL)
+    {
+      ret = kist_error_make (err, EINVAL, "`%s` is not valid JSON: %s", KIST_STATE_FILE,
+                             kist_rstrip (errbuf));
+      goto fail;
+    }
+  ret = state_from_tree (root, s, err);
+  if (ret < 0)
+    {
+      kist_error_wrap (err, "`%s`", KIST_STATE_FILE);
+      goto fail;
+    }
+  return 0;
+
+fail:
+  kist_state_clear (s);
+  {
+    _cleanup_free_ char *dir = fd_path (dirfd);
+    return kist_error_wrap (err, "read the container state in `%s`", dir);
+  }
+}
+
+/* ---- liveness ------------------------------------------------------------- */
+
+/* Parse /proc/PID/stat: state letter and start time.  0 on success. */
+static int
+read_proc_stat (pid_t pid, char *state, uint64_t *start)
+{
+  char path[64], buf[1024];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  ssize_t n = kist_read_all (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return n < 0 ? (int) n : -EIO;
+  buf[n] = '\0';
+  /* comm may contain spaces and parentheses: the fields start after the
+   * last ')'. */
+  char *p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ' || p[2] == '\0')
+    return -EIO;
+  p += 2;
+  *state = *p;
+  /* p is field 3; advance to field 22. */
+  for (int field = 3; field < 22; field++)
+    {
+      p = strchr (p, ' ');
+      if (p == NULL)
+        return -EIO;
+      p++;
+    }
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull (p, &end, 10);
+  if (errno || end == p || (*end != ' ' && *end != '\0' && *end != '\n'))
+    return -EIO;
+  *start = v;
+  return 0;
+}
+
+uint64_t
+kist_pid_start_time (pid_t pid)
+{
+  char st;
+  uint64_t start = 0;
+  if (pid <= 0 || read_proc_stat (pid, &st, &start) < 0)
+    return 0;
+  return start;
+}
+
+enum kist_status
+kist_state_status (const struct kist_state *s)
+{
+  char st = 0;
+  uint64_t start = 0;
+  if (s == NULL || s->pid <= 0)
+    return KIST_STATUS_STOPPED;
+  if (read_proc_stat (s->pid, &st, &start) < 0)
+    return KIST_STATUS_STOPPED;
+  if (st == 'Z' || st == 'X' || st == 'x')
+    return KIST_STATUS_STOPPED;
+  if (s->pid_start_time != 0 && start != s->pid_start_time)
+    return KIST_STATUS_STOPPED;
+  return s->started ? KIST_STATUS_RUNNING : KIST_STATUS_CREATED;
+}
+
+const char *
+kist_status_name (enum kist_status st)
+{
+  switch (st)
+    {
+    case KIST_STATUS_CREATING:
+      return "creating";
+    case KIST_STATUS_CREATED:
+      return "created";
+    case KIST_STATUS_RUNNING:
+      return "running";
+    case KIST_STATUS_STOPPED:
+      return "stopped";
+    case KIST_STATUS_PAUSED:
+      return "paused";
+    }
+  return "unknown";
+}
+
+/* ---- OCI state ------------------------------------------------------------ */
+
+/* yajl_gen_string without validation, but never emitting invalid UTF-8:
+ * strings that are not UTF-8 are written with '?' for bytes >= 0x80. */
+static void
+gen_str_lossy (yajl_gen g, const char *s)
+{
+  if (s == NULL)
+    s = "";
+  if (yajl_gen_string (g, (const unsigned char *) s, strlen (s)) == yajl_gen_invalid_string)
+    {
+      _cleanup_free_ char *c = xstrdup (s);
+      for (char *p = c; *p; p++)
+        if ((unsigned char) *p >= 0x80)
+          *p = '?';
+      yajl_gen_string (g, (const unsigned char *) c, strlen (c));
+    }
+}
+
+char *
+kist_state_oci_json (const struct kist_state *s, enum kist_status st)
+{
+  char errbuf[256] = "";
+  if (s == NULL)
+    return NULL;
+  _cleanup_yajl_gen_ yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+
+  yajl_gen_map_open (g);
+  gen_str_lossy (g, "ociVersion");
+  gen_str_lossy (g, s->oci_version ? s->oci_version : KIST_DEFAULT_OCI_VERSION);
+  gen_str_lossy (g, "id");
+  gen_str_lossy (g, s->id);
+  gen_str_lossy (g, "status");
+  gen_str_lossy (g, kist_status_name (st));
+  gen_str_lossy (g, "pid");
+  /* Like runc: 0 once the container is stopped. */
+  yajl_gen_integer (g, st == KIST_STATUS_STOPPED ? 0 : s->pid);
+  gen_str_lossy (g, "bundle");
+  gen_str_lossy (g, s->bundle);
+  gen_str_lossy (g, "rootfs");
+  gen_str_lossy (g, s->rootfs);
+  gen_str_lossy (g, "created");
+  gen_str_lossy (g, s->created);
+  gen_str_lossy (g, "owner");
+  gen_str_lossy (g, s->owner ? s->owner : "");
+  gen_str_lossy (g, "annotations");
+  {
+    _cleanup_yajl_val_ yajl_val ann = NULL;
+    if (s->annotations_json && s->annotations_json[0])
+      ann = yajl_tree_parse (s->annotations_json, errbuf, sizeof errbuf);
+    if (YAJL_IS_OBJECT (ann))
+      gen_tree (g, ann);
+    else
+      {
+        yajl_gen_map_open (g);
+        yajl_gen_map_close (g);
+      }
+  }
+  yajl_gen_map_close (g);
+  return gen_take (g);
+}
+
+/* ---- listing -------------------------------------------------------------- */
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+int
+kist_state_list (int rootfd, char ***ids, struct kist_error **err)
+{
+  _cleanup_strv_ char **v = NULL;
+  size_t n = 0, cap = 0;
+  /* A fresh open file description: readdir must not move rootfd's offset. */
+  int fd = openat (rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, errno, "open the state root `%s`", root);
+    }
+  _cleanup_dir_ DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (fd);
+      return kist_error_make (err, e, "read the state root");
+    }
+  v = xcalloc (1, sizeof (char *));
+  for (;;)
+    {
+      struct stat st;
+      errno = 0;
+      struct dirent *de = readdir (d);
+      if (de == NULL)
+        break;
+      if (kist_id_validate (de->d_name, NULL) < 0)
+        continue;
+      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode))
+        continue;
+      if (n + 1 >= cap)
+        {
+          cap = cap ? cap * 2 : 16;
+          v = xrealloc (v, cap * sizeof (char *));
+        }
+      v[n++] = xstrdup (de->d_name);
+      v[n] = NULL;
+    }
+  if (errno != 0)
+    {
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, errno, "read the state root `%s`", root);
+    }
+  qsort (v, n, sizeof (char *), cmp_str);
+  *ids = steal_pointer (&v);
+  return 0;
+}

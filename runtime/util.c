@@ -258,7 +258,7 @@ kist_parse_u64 (const char *s, uint64_t *out)
 int
 kist_parse_int (const char *s, int *out)
 {
-  if (s == NULL || *s == '\0')
+  if (s == NULL || !((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
     return -EINVAL;
   errno = 0;
   char *end = NULL;

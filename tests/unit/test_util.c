@@ -1,2 +1,384 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for runtime/util.c and runtime/error.c. */
+#define _GNU_SOURCE
 #include <check.h>
-int main(void){return 0;}
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "util.h"
+
+static char tmpdir[PATH_MAX];
+static int tmpfd = -1;
+
+static void
+setup (void)
+{
+  strcpy (tmpdir, "/tmp/kist-test-util.XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (tmpdir));
+  tmpfd = open (tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (tmpfd, 0);
+}
+
+static void
+teardown (void)
+{
+  static const char *names[] = { "f", "big", "exact", "atomic", "target", "link", "trunc" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
+    unlinkat (tmpfd, names[i], 0);
+  close (tmpfd);
+  rmdir (tmpdir);
+}
+
+static void
+write_bytes (const char *name, size_t n)
+{
+  int fd = openat (tmpfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ck_assert_int_ge (fd, 0);
+  char *buf = xmalloc (n);
+  memset (buf, 'x', n);
+  ck_assert_int_eq (kist_write_all (fd, buf, n), 0);
+  free (buf);
+  close (fd);
+}
+
+/* ---- parsing ---- */
+
+START_TEST (test_parse_u64)
+{
+  uint64_t v = 7;
+  ck_assert_int_eq (kist_parse_u64 ("0", &v), 0);
+  ck_assert_uint_eq (v, 0);
+  ck_assert_int_eq (kist_parse_u64 ("1024", &v), 0);
+  ck_assert_uint_eq (v, 1024);
+  ck_assert_int_eq (kist_parse_u64 ("18446744073709551615", &v), 0);
+  ck_assert_uint_eq (v, UINT64_MAX);
+  ck_assert_int_eq (kist_parse_u64 ("007", &v), 0);
+  ck_assert_uint_eq (v, 7);
+
+  static const char *bad[] = {
+    "",    "-1", "+1", " 1", "1 ", "1a", "0x10", "18446744073709551616", "99999999999999999999999",
+    "1.5", "a"
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (bad); i++)
+    {
+      v = 42;
+      ck_assert_msg (kist_parse_u64 (bad[i], &v) == -EINVAL, "accepted `%s`", bad[i]);
+      ck_assert_uint_eq (v, 42);
+    }
+  ck_assert_int_eq (kist_parse_u64 (NULL, &v), -EINVAL);
+}
+END_TEST
+
+START_TEST (test_parse_int)
+{
+  int v = 7;
+  ck_assert_int_eq (kist_parse_int ("0", &v), 0);
+  ck_assert_int_eq (v, 0);
+  ck_assert_int_eq (kist_parse_int ("-15", &v), 0);
+  ck_assert_int_eq (v, -15);
+  ck_assert_int_eq (kist_parse_int ("2147483647", &v), 0);
+  ck_assert_int_eq (v, INT_MAX);
+  ck_assert_int_eq (kist_parse_int ("-2147483648", &v), 0);
+  ck_assert_int_eq (v, INT_MIN);
+
+  static const char *bad[]
+      = { "", "2147483648", "-2147483649", "99999999999999999999", "1a", "1 ", "x", "-", "1.0" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (bad); i++)
+    {
+      v = 42;
+      ck_assert_msg (kist_parse_int (bad[i], &v) == -EINVAL, "accepted `%s`", bad[i]);
+      ck_assert_int_eq (v, 42);
+    }
+  ck_assert_int_eq (kist_parse_int (NULL, &v), -EINVAL);
+}
+END_TEST
+
+START_TEST (test_list_contains)
+{
+  ck_assert (kist_list_contains ("a,b,c", "a"));
+  ck_assert (kist_list_contains ("a,b,c", "b"));
+  ck_assert (kist_list_contains ("a,b,c", "c"));
+  ck_assert (!kist_list_contains ("a,b,c", "d"));
+  ck_assert (!kist_list_contains ("ab,c", "a"));
+  ck_assert (!kist_list_contains ("a,bc", "b"));
+  ck_assert (!kist_list_contains ("a,b", "a,b"));
+  ck_assert (kist_list_contains ("x,all", "anything"));
+  ck_assert (kist_list_contains ("all", "seccomp"));
+  ck_assert (!kist_list_contains ("alloc", "seccomp"));
+  ck_assert (!kist_list_contains ("", "a"));
+  ck_assert (!kist_list_contains (NULL, "a"));
+  ck_assert (!kist_list_contains ("a", NULL));
+  ck_assert (kist_list_contains ("seccomp,", "seccomp"));
+}
+END_TEST
+
+START_TEST (test_rstrip)
+{
+  char a[] = "abc \n\t\r\n";
+  ck_assert_str_eq (kist_rstrip (a), "abc");
+  char b[] = "";
+  ck_assert_str_eq (kist_rstrip (b), "");
+  char c[] = " \n ";
+  ck_assert_str_eq (kist_rstrip (c), "");
+  char d[] = "  lead";
+  ck_assert_str_eq (kist_rstrip (d), "  lead");
+  char e[] = "a b\n";
+  ck_assert_ptr_eq (kist_rstrip (e), e);
+  ck_assert_str_eq (e, "a b");
+}
+END_TEST
+
+START_TEST (test_strings)
+{
+  _cleanup_free_ char *s = xasprintf ("%s-%d", "a", 5);
+  ck_assert_str_eq (s, "a-5");
+  ck_assert_ptr_null (xstrdup (NULL));
+  char **v = xcalloc (3, sizeof (char *));
+  v[0] = xstrdup ("x");
+  v[1] = xstrdup ("y");
+  ck_assert_uint_eq (kist_strv_len (v), 2);
+  ck_assert_uint_eq (kist_strv_len (NULL), 0);
+  kist_strv_free (v);
+  kist_strv_free (NULL);
+
+  _cleanup_free_ char *t = kist_time_rfc3339 ();
+  /* 2026-11-29T13:56:21.123456789Z */
+  ck_assert_uint_eq (strlen (t), 30);
+  ck_assert_int_eq (t[4], '-');
+  ck_assert_int_eq (t[10], 'T');
+  ck_assert_int_eq (t[19], '.');
+  ck_assert_int_eq (t[29], 'Z');
+}
+END_TEST
+
+/* ---- files ---- */
+
+START_TEST (test_read_file_bound)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  char *out = NULL;
+  size_t len = 0;
+
+  write_bytes ("exact", 10000);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "exact", 10000, &out, &len, &err), 0);
+  ck_assert_uint_eq (len, 10000);
+  ck_assert_int_eq (out[len], '\0');
+  free (out);
+  out = NULL;
+
+  /* One byte over the bound. */
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "exact", 9999, &out, &len, &err), -EFBIG);
+  ck_assert_ptr_null (out);
+  ck_assert_msg (strstr (err->msg, "`exact`") != NULL, "%s", err->msg);
+  ck_assert_msg (strstr (err->msg, "larger than 9999 bytes") != NULL, "%s", err->msg);
+  kist_error_free (err);
+  err = NULL;
+
+  /* Large bounds, small bound on a buffer-boundary size. */
+  write_bytes ("big", 4096);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "big", 4096, &out, &len, &err), 0);
+  ck_assert_uint_eq (len, 4096);
+  free (out);
+  out = NULL;
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "big", 4095, &out, &len, &err), -EFBIG);
+  kist_error_free (err);
+  err = NULL;
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "big", 10, &out, &len, &err), -EFBIG);
+  kist_error_free (err);
+  err = NULL;
+
+  /* Empty file. */
+  write_bytes ("f", 0);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "f", 0, &out, &len, &err), 0);
+  ck_assert_uint_eq (len, 0);
+  ck_assert_str_eq (out, "");
+  free (out);
+  out = NULL;
+
+  /* Missing. */
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "missing", 10, &out, &len, &err), -ENOENT);
+  ck_assert_str_eq (err->msg, "open `missing`: No such file or directory");
+  ck_assert_int_eq (err->errnum, ENOENT);
+}
+END_TEST
+
+START_TEST (test_write_atomic)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  struct stat st1, st2;
+  char *out = NULL;
+
+  mode_t old = umask (0777);
+  ck_assert_int_eq (kist_write_file_atomic (tmpfd, "atomic", "one", 3, 0640, &err), 0);
+  umask (old);
+  ck_assert_int_eq (fstatat (tmpfd, "atomic", &st1, 0), 0);
+  ck_assert_uint_eq (st1.st_mode & 07777, 0640);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "atomic", 100, &out, NULL, &err), 0);
+  ck_assert_str_eq (out, "one");
+  free (out);
+
+  /* A reader holding the old file keeps the old content (rename, not truncate). */
+  int old_fd = openat (tmpfd, "atomic", O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge (old_fd, 0);
+  ck_assert_int_eq (kist_write_file_atomic (tmpfd, "atomic", "second", 6, 0600, &err), 0);
+  ck_assert_int_eq (fstatat (tmpfd, "atomic", &st2, 0), 0);
+  ck_assert_uint_ne (st1.st_ino, st2.st_ino);
+  ck_assert_uint_eq (st2.st_mode & 07777, 0600);
+  char buf[16] = "";
+  ck_assert_int_eq (read (old_fd, buf, sizeof buf - 1), 3);
+  ck_assert_str_eq (buf, "one");
+  close (old_fd);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "atomic", 100, &out, NULL, &err), 0);
+  ck_assert_str_eq (out, "second");
+  free (out);
+
+  /* A symlink at the name is replaced, its target untouched. */
+  write_bytes ("target", 5);
+  ck_assert_int_eq (symlinkat ("target", tmpfd, "link"), 0);
+  ck_assert_int_eq (kist_write_file_atomic (tmpfd, "link", "new", 3, 0600, &err), 0);
+  ck_assert_int_eq (fstatat (tmpfd, "link", &st1, AT_SYMLINK_NOFOLLOW), 0);
+  ck_assert (S_ISREG (st1.st_mode));
+  ck_assert_int_eq (fstatat (tmpfd, "target", &st1, 0), 0);
+  ck_assert_int_eq (st1.st_size, 5);
+
+  /* No temp files left. */
+  int n = 0;
+  int dfd = openat (tmpfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fdopendir (dfd);
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    if (strstr (de->d_name, ".tmp."))
+      n++;
+  closedir (d);
+  ck_assert_int_eq (n, 0);
+
+  /* Errors name the file. */
+  ck_assert_int_lt (kist_write_file_atomic (tmpfd, "nodir/x", "a", 1, 0600, &err), 0);
+  ck_assert_msg (strstr (err->msg, "nodir") != NULL, "%s", err->msg);
+  ck_assert_int_eq (err->errnum, ENOENT);
+}
+END_TEST
+
+START_TEST (test_write_file_at)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  char *out = NULL;
+  write_bytes ("trunc", 100);
+  ck_assert_int_eq (kist_write_file_at (tmpfd, "trunc", "ab", 2, &err), 0);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "trunc", 1000, &out, NULL, &err), 0);
+  ck_assert_str_eq (out, "ab");
+  free (out);
+  /* Does not create. */
+  ck_assert_int_eq (kist_write_file_at (tmpfd, "nothere", "ab", 2, &err), -ENOENT);
+  ck_assert_msg (strstr (err->msg, "`nothere`") != NULL, "%s", err->msg);
+  ck_assert_int_ne (faccessat (tmpfd, "nothere", F_OK, 0), 0);
+}
+END_TEST
+
+START_TEST (test_read_write_all)
+{
+  int p[2];
+  ck_assert_int_eq (pipe2 (p, O_CLOEXEC), 0);
+  ck_assert_int_eq (kist_write_all (p[1], "hello", 5), 0);
+  close (p[1]);
+  char buf[16];
+  ck_assert_int_eq (kist_read_all (p[0], buf, sizeof buf), 5);
+  ck_assert_int_eq (memcmp (buf, "hello", 5), 0);
+  ck_assert_int_eq (kist_read_all (p[0], buf, sizeof buf), 0);
+  close (p[0]);
+  ck_assert_int_eq (kist_write_all (-1, "x", 1), -EBADF);
+  ck_assert_int_eq (kist_read_all (-1, buf, 1), -EBADF);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST (test_errors)
+{
+  struct kist_error *err = NULL;
+
+  ck_assert_int_eq (kist_error_make (&err, 0, "bad %s", "thing"), -1);
+  ck_assert_str_eq (err->msg, "bad thing");
+  ck_assert_int_eq (err->errnum, 0);
+  ck_assert_int_eq (kist_error_exit_status (err), KIST_EXIT_FAILURE);
+
+  /* The first error wins. */
+  ck_assert_int_eq (kist_error_make (&err, ENOENT, "second"), -ENOENT);
+  ck_assert_str_eq (err->msg, "bad thing");
+
+  ck_assert_int_eq (kist_error_wrap (&err, "layer %s", "seccomp"), -1);
+  ck_assert_str_eq (err->msg, "layer seccomp: bad thing");
+  kist_error_free (err);
+  err = NULL;
+
+  ck_assert_int_eq (kist_error_make (&err, ENOENT, "open `%s`", "/x"), -ENOENT);
+  ck_assert_str_eq (err->msg, "open `/x`: No such file or directory");
+  ck_assert_int_eq (err->errnum, ENOENT);
+  ck_assert_int_eq (kist_error_wrap (&err, "config.json"), -ENOENT);
+  ck_assert_str_eq (err->msg, "config.json: open `/x`: No such file or directory");
+  err->status = KIST_EXIT_NOTFOUND;
+  ck_assert_int_eq (kist_error_exit_status (err), 127);
+  kist_error_free (err);
+  err = NULL;
+
+  /* wrap without an error creates one. */
+  ck_assert_int_eq (kist_error_wrap (&err, "ctx %d", 1), -1);
+  ck_assert_str_eq (err->msg, "ctx 1");
+  kist_error_free (err);
+  err = NULL;
+
+  /* NULL err pointer is allowed. */
+  ck_assert_int_eq (kist_error_make (NULL, EPERM, "x"), -EPERM);
+  ck_assert_int_eq (kist_error_wrap (NULL, "x"), -1);
+  kist_error_free (NULL);
+
+  ck_assert_int_eq (kist_error_exit_status (NULL), KIST_EXIT_FAILURE);
+  ck_assert_str_eq (kist_errno_name (ENOENT), "ENOENT");
+  ck_assert_str_eq (kist_errno_name (EPERM), "EPERM");
+  ck_assert_str_eq (kist_errno_name (0), "E?");
+  ck_assert_str_eq (kist_errno_name (-1), "E?");
+  ck_assert_str_eq (kist_errno_name (100000), "E?");
+
+  {
+    _cleanup_error_ struct kist_error *e2 = NULL;
+    kist_error_make (&e2, 0, "freed by cleanup");
+  }
+}
+END_TEST
+
+static Suite *
+util_suite (void)
+{
+  Suite *s = suite_create ("util");
+  TCase *tc = tcase_create ("core");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_parse_u64);
+  tcase_add_test (tc, test_parse_int);
+  tcase_add_test (tc, test_list_contains);
+  tcase_add_test (tc, test_rstrip);
+  tcase_add_test (tc, test_strings);
+  tcase_add_test (tc, test_read_file_bound);
+  tcase_add_test (tc, test_write_atomic);
+  tcase_add_test (tc, test_write_file_at);
+  tcase_add_test (tc, test_read_write_all);
+  tcase_add_test (tc, test_errors);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (util_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
