@@ -1,3 +1,534 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_caps;
+/* kist: the five capability sets of the container process (layer
+ * "capabilities").  Raw capget/capset and prctl, no libcap. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "container.h"
+#include "resolve.h"
+#include "util.h"
+
+static const char *const cap_names[KIST_CAP_LAST_KNOWN + 1] = {
+  [CAP_CHOWN] = "CAP_CHOWN",
+  [CAP_DAC_OVERRIDE] = "CAP_DAC_OVERRIDE",
+  [CAP_DAC_READ_SEARCH] = "CAP_DAC_READ_SEARCH",
+  [CAP_FOWNER] = "CAP_FOWNER",
+  [CAP_FSETID] = "CAP_FSETID",
+  [CAP_KILL] = "CAP_KILL",
+  [CAP_SETGID] = "CAP_SETGID",
+  [CAP_SETUID] = "CAP_SETUID",
+  [CAP_SETPCAP] = "CAP_SETPCAP",
+  [CAP_LINUX_IMMUTABLE] = "CAP_LINUX_IMMUTABLE",
+  [CAP_NET_BIND_SERVICE] = "CAP_NET_BIND_SERVICE",
+  [CAP_NET_BROADCAST] = "CAP_NET_BROADCAST",
+  [CAP_NET_ADMIN] = "CAP_NET_ADMIN",
+  [CAP_NET_RAW] = "CAP_NET_RAW",
+  [CAP_IPC_LOCK] = "CAP_IPC_LOCK",
+  [CAP_IPC_OWNER] = "CAP_IPC_OWNER",
+  [CAP_SYS_MODULE] = "CAP_SYS_MODULE",
+  [CAP_SYS_RAWIO] = "CAP_SYS_RAWIO",
+  [CAP_SYS_CHROOT] = "CAP_SYS_CHROOT",
+  [CAP_SYS_PTRACE] = "CAP_SYS_PTRACE",
+  [CAP_SYS_PACCT] = "CAP_SYS_PACCT",
+  [CAP_SYS_ADMIN] = "CAP_SYS_ADMIN",
+  [CAP_SYS_BOOT] = "CAP_SYS_BOOT",
+  [CAP_SYS_NICE] = "CAP_SYS_NICE",
+  [CAP_SYS_RESOURCE] = "CAP_SYS_RESOURCE",
+  [CAP_SYS_TIME] = "CAP_SYS_TIME",
+  [CAP_SYS_TTY_CONFIG] = "CAP_SYS_TTY_CONFIG",
+  [CAP_MKNOD] = "CAP_MKNOD",
+  [CAP_LEASE] = "CAP_LEASE",
+  [CAP_AUDIT_WRITE] = "CAP_AUDIT_WRITE",
+  [CAP_AUDIT_CONTROL] = "CAP_AUDIT_CONTROL",
+  [CAP_SETFCAP] = "CAP_SETFCAP",
+  [CAP_MAC_OVERRIDE] = "CAP_MAC_OVERRIDE",
+  [CAP_MAC_ADMIN] = "CAP_MAC_ADMIN",
+  [CAP_SYSLOG] = "CAP_SYSLOG",
+  [CAP_WAKE_ALARM] = "CAP_WAKE_ALARM",
+  [CAP_BLOCK_SUSPEND] = "CAP_BLOCK_SUSPEND",
+  [CAP_AUDIT_READ] = "CAP_AUDIT_READ",
+  [CAP_PERFMON] = "CAP_PERFMON",
+  [CAP_BPF] = "CAP_BPF",
+  [CAP_CHECKPOINT_RESTORE] = "CAP_CHECKPOINT_RESTORE",
+};
+
+int
+kist_cap_from_name (const char *name)
+{
+  if (name == NULL)
+    return -1;
+  const char *bare = strncasecmp (name, "CAP_", 4) == 0 ? name + 4 : name;
+  if (*bare == '\0')
+    return -1;
+  for (int i = 0; i <= KIST_CAP_LAST_KNOWN; i++)
+    if (strcasecmp (cap_names[i] + 4, bare) == 0)
+      return i;
+  return -1;
+}
+
+const char *
+kist_cap_name (int cap)
+{
+  if (cap < 0 || cap > KIST_CAP_LAST_KNOWN)
+    return NULL;
+  return cap_names[cap];
+}
+
+int
+kist_cap_last_cap (void)
+{
+  static int cached = -1;
+  if (cached >= 0)
+    return cached;
+
+  int last = -1;
+  _cleanup_close_ int fd = open ("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+  struct statfs sfs;
+  if (fd >= 0 && fstatfs (fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+    {
+      char buf[32];
+      ssize_t n = read (fd, buf, sizeof buf - 1);
+      if (n > 0)
+        {
+          buf[n] = '\0';
+          int v;
+          if (kist_parse_int (kist_rstrip (buf), &v) == 0 && v >= 0 && v < 64)
+            last = v;
+        }
+    }
+  if (last < 0 && prctl (PR_CAPBSET_READ, 0, 0, 0, 0) < 0)
+    last = KIST_CAP_LAST_KNOWN;
+  /* The kernel has the last word: PR_CAPBSET_READ fails with EINVAL past the
+   * last cap (and this also covers running without procfs).  Never report
+   * fewer caps than exist, or some would stay in the bounding set. */
+  if (last < 0)
+    last = 0;
+  while (last < 63 && prctl (PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0)
+    last++;
+  cached = last;
+  return cached;
+}
+
+uint64_t
+kist_caps_mask (char *const *names, int last_cap, uint64_t *above, const char **unknown)
+{
+  uint64_t mask = 0;
+  if (unknown)
+    *unknown = NULL;
+  for (size_t i = 0; names && names[i]; i++)
+    {
+      int c = kist_cap_from_name (names[i]);
+      if (c < 0)
+        {
+          if (unknown && *unknown == NULL)
+            *unknown = names[i];
+          continue;
+        }
+      if (c > last_cap)
+        {
+          if (above)
+            *above |= UINT64_C (1) << c;
+          continue;
+        }
+      mask |= UINT64_C (1) << c;
+    }
+  return mask;
+}
+
+/* ---- the layer */
+
+enum
+{
+  SET_BND,
+  SET_EFF,
+  SET_PRM,
+  SET_INH,
+  SET_AMB,
+  SET_COUNT
+};
+
+static const char *const set_field[SET_COUNT]
+    = { "bounding", "effective", "permitted", "inheritable", "ambient" };
+static const char *const set_status[SET_COUNT]
+    = { "CapBnd", "CapEff", "CapPrm", "CapInh", "CapAmb" };
+
+static int
+raw_capget (uint64_t *eff, uint64_t *prm, uint64_t *inh)
+{
+  struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct data[2];
+  memset (data, 0, sizeof data);
+  if (syscall (SYS_capget, &hdr, data) < 0)
+    return -errno;
+  *eff = (uint64_t) data[0].effective | ((uint64_t) data[1].effective << 32);
+  *prm = (uint64_t) data[0].permitted | ((uint64_t) data[1].permitted << 32);
+  *inh = (uint64_t) data[0].inheritable | ((uint64_t) data[1].inheritable << 32);
+  return 0;
+}
+
+static int
+raw_capset (uint64_t eff, uint64_t prm, uint64_t inh)
+{
+  struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct data[2];
+  data[0].effective = (uint32_t) eff;
+  data[1].effective = (uint32_t) (eff >> 32);
+  data[0].permitted = (uint32_t) prm;
+  data[1].permitted = (uint32_t) (prm >> 32);
+  data[0].inheritable = (uint32_t) inh;
+  data[1].inheritable = (uint32_t) (inh >> 32);
+  if (syscall (SYS_capset, &hdr, data) < 0)
+    return -errno;
+  return 0;
+}
+
+/* Names of the caps in mask, comma-separated ("" when empty). */
+static char *
+mask_names (uint64_t mask)
+{
+  size_t cap = 64, len = 0;
+  char *s = xmalloc (cap);
+  s[0] = '\0';
+  for (int c = 0; c < 64; c++)
+    {
+      if (!(mask & (UINT64_C (1) << c)))
+        continue;
+      char num[16];
+      const char *n = kist_cap_name (c);
+      if (n == NULL)
+        {
+          snprintf (num, sizeof num, "%d", c);
+          n = num;
+        }
+      size_t l = strlen (n);
+      if (len + l + 2 > cap)
+        {
+          cap = (len + l + 2) * 2;
+          s = xrealloc (s, cap);
+        }
+      if (len)
+        s[len++] = ',';
+      memcpy (s + len, n, l + 1);
+      len += l;
+    }
+  return s;
+}
+
+/* "not procfs" error: errno EXDEV for the report, without its confusing
+ * strerror ("Invalid cross-device link") in the message. */
+static int
+not_procfs (struct kist_error **err, const char *path)
+{
+  bool created = err != NULL && *err == NULL;
+  kist_error_make (err, 0,
+                   "`%s` in the container root is not on procfs; mount proc at /proc "
+                   "(config.mounts)",
+                   path);
+  if (created && *err)
+    (*err)->errnum = EXDEV;
+  return -EXDEV;
+}
+
+/* The container's /proc/self/status, resolved in the container root and
+ * checked to be procfs. */
+static int
+read_proc_self_status (const struct kist_ctx *ctx, char **out, struct kist_error **err)
+{
+  const char *path = "/proc/self/status";
+  _cleanup_close_ int fd = -1;
+  if (ctx->rootfs_fd >= 0)
+    {
+      fd = kist_resolve_open (ctx->rootfs_fd, path, O_RDONLY, 0, err);
+      if (fd < 0)
+        return fd;
+    }
+  else
+    {
+      fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return kist_error_make (err, errno, "open `%s`", path);
+    }
+  struct statfs sfs;
+  if (fstatfs (fd, &sfs) < 0)
+    return kist_error_make (err, errno, "fstatfs `%s`", path);
+  if (sfs.f_type != PROC_SUPER_MAGIC)
+    return not_procfs (err, path);
+  int ret = kist_read_fd (fd, 1 << 20, out, NULL, err);
+  if (ret < 0)
+    return kist_error_wrap (err, "`%s`", path);
+  return 0;
+}
+
+static int
+status_hex (const char *status, const char *field, uint64_t *out)
+{
+  size_t fl = strlen (field);
+  for (const char *p = status; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL)
+    {
+      if (strncmp (p, field, fl) == 0 && p[fl] == ':')
+        {
+          char *end = NULL;
+          errno = 0;
+          unsigned long long v = strtoull (p + fl + 1, &end, 16);
+          if (errno || end == p + fl + 1)
+            return -EINVAL;
+          *out = v;
+          return 0;
+        }
+    }
+  return -ENOENT;
+}
+
+/* Steps 1-5.  Returns 0, or -errno with *why set. */
+static int
+apply_sets (const uint64_t want[SET_COUNT], int last, char **why)
+{
+  /* 1. Effective = permitted, so that we hold CAP_SETPCAP for the bounding set. */
+  uint64_t eff = 0, prm = 0, inh = 0;
+  int ret = raw_capget (&eff, &prm, &inh);
+  if (ret < 0)
+    {
+      *why = xasprintf ("capget: %s", strerror (-ret));
+      return ret;
+    }
+  ret = raw_capset (prm, prm, inh);
+  if (ret < 0)
+    {
+      *why = xasprintf ("capset (raise effective to permitted 0x%016" PRIx64 "): %s", prm,
+                        strerror (-ret));
+      return ret;
+    }
+
+  /* 2. Bounding set: drop everything not requested. */
+  for (int c = 0; c <= last; c++)
+    {
+      if ((want[SET_BND] & (UINT64_C (1) << c)) || prctl (PR_CAPBSET_READ, c, 0, 0, 0) == 0)
+        continue;
+      if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+        {
+          int e = errno;
+          const char *n = kist_cap_name (c);
+          *why = xasprintf ("dropping %s (%d) from the bounding set: %s%s", n ? n : "cap", c,
+                            strerror (e),
+                            e == EPERM ? " (CAP_SETPCAP is not in kist's permitted set)" : "");
+          return -e;
+        }
+    }
+
+  /* 3. Effective, permitted, inheritable. */
+  ret = raw_capset (want[SET_EFF], want[SET_PRM], want[SET_INH]);
+  if (ret < 0)
+    {
+      _cleanup_free_ char *hint = NULL;
+      uint64_t not_prm = want[SET_EFF] & ~want[SET_PRM];
+      uint64_t not_held = want[SET_PRM] & ~prm;
+      uint64_t bnd_now = 0;
+      for (int c = 0; c <= last; c++)
+        if (prctl (PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+          bnd_now |= UINT64_C (1) << c;
+      uint64_t inh_out = want[SET_INH] & ~(bnd_now | inh);
+      if (ret == -EPERM && not_prm)
+        {
+          _cleanup_free_ char *n = mask_names (not_prm);
+          hint = xasprintf ("; process.capabilities.effective has %s, which .permitted lacks "
+                            "(effective must be a subset of permitted)",
+                            n);
+        }
+      else if (ret == -EPERM && not_held)
+        {
+          _cleanup_free_ char *n = mask_names (not_held);
+          hint = xasprintf ("; kist does not hold %s, and can only keep capabilities it has", n);
+        }
+      else if (ret == -EPERM && inh_out)
+        {
+          _cleanup_free_ char *n = mask_names (inh_out);
+          hint = xasprintf ("; process.capabilities.inheritable has %s, which is not in the "
+                            "bounding set",
+                            n);
+        }
+      *why = xasprintf (
+          "capset eff=0x%016" PRIx64 " prm=0x%016" PRIx64 " inh=0x%016" PRIx64 ": %s%s",
+          want[SET_EFF], want[SET_PRM], want[SET_INH], strerror (-ret), hint ? hint : "");
+      return ret;
+    }
+
+  /* 4. Ambient: clear, then raise each. */
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+    {
+      int e = errno;
+      *why = xasprintf ("clearing the ambient set: %s", strerror (e));
+      return -e;
+    }
+  for (int c = 0; c <= last; c++)
+    {
+      if (!(want[SET_AMB] & (UINT64_C (1) << c)))
+        continue;
+      if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
+        {
+          int e = errno;
+          *why = xasprintf ("raising %s in the ambient set: %s%s", kist_cap_name (c), strerror (e),
+                            e == EPERM ? " (an ambient capability must also be in "
+                                         "process.capabilities.permitted and .inheritable)"
+                                       : "");
+          return -e;
+        }
+    }
+
+  /* 5. Capabilities are no longer kept across a uid change. */
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+    {
+      int e = errno;
+      *why = xasprintf ("prctl (PR_SET_KEEPCAPS, 0): %s", strerror (e));
+      return -e;
+    }
+  return 0;
+}
+
+/* Read CapBnd/Eff/Prm/Inh/Amb back from /proc/self/status and compare. */
+static int
+verify_sets (const struct kist_ctx *ctx, const uint64_t want[SET_COUNT], uint64_t got[SET_COUNT],
+             const char **source, char **why)
+{
+  _cleanup_error_ struct kist_error *rerr = NULL;
+  _cleanup_free_ char *status = NULL;
+  *source = "/proc/self/status";
+  if (read_proc_self_status (ctx, &status, &rerr) < 0)
+    {
+      if (rerr->errnum != ENOENT && rerr->errnum != EXDEV)
+        {
+          *why = xasprintf ("reading the capability sets back: %s", rerr->msg);
+          return rerr->errnum > 0 ? -rerr->errnum : -EIO;
+        }
+      /* The container has no procfs at /proc: ask the kernel directly. */
+      *source = "capget and prctl (no procfs at /proc)";
+      int ret = raw_capget (&got[SET_EFF], &got[SET_PRM], &got[SET_INH]);
+      if (ret < 0)
+        {
+          *why = xasprintf ("capget (read back): %s", strerror (-ret));
+          return ret;
+        }
+      got[SET_BND] = got[SET_AMB] = 0;
+      for (int c = 0; c < 64; c++)
+        {
+          int b = prctl (PR_CAPBSET_READ, c, 0, 0, 0);
+          if (b < 0)
+            break;
+          if (b == 1)
+            got[SET_BND] |= UINT64_C (1) << c;
+          if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)
+            got[SET_AMB] |= UINT64_C (1) << c;
+        }
+    }
+  else
+    {
+      for (int s = 0; s < SET_COUNT; s++)
+        if (status_hex (status, set_status[s], &got[s]) < 0)
+          {
+            *why = xasprintf ("no readable %s line in /proc/self/status", set_status[s]);
+            return -EPROTO;
+          }
+    }
+  for (int s = 0; s < SET_COUNT; s++)
+    if (got[s] != want[s])
+      {
+        _cleanup_free_ char *extra = mask_names (got[s] & ~want[s]);
+        _cleanup_free_ char *missing = mask_names (want[s] & ~got[s]);
+        *why = xasprintf ("%s says %s=0x%016" PRIx64 ", expected 0x%016" PRIx64
+                          " (extra: %s; missing: %s)",
+                          *source, set_status[s], got[s], want[s], *extra ? extra : "none",
+                          *missing ? missing : "none");
+        return -EPROTO;
+      }
+  return 0;
+}
+
+int
+kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  const char *layer = "capabilities";
+  const struct kist_capabilities *caps
+      = ctx->spec->process ? ctx->spec->process->capabilities : NULL;
+  int last = kist_cap_last_cap ();
+  uint64_t want[SET_COUNT] = { 0 }, got[SET_COUNT] = { 0 };
+  uint64_t above = 0;
+  const char *unknown = NULL, *unknown_set = NULL;
+
+  if (caps)
+    {
+      char *const *sets[SET_COUNT]
+          = { caps->bounding, caps->effective, caps->permitted, caps->inheritable, caps->ambient };
+      for (int s = 0; s < SET_COUNT; s++)
+        {
+          const char *u = NULL;
+          want[s] = kist_caps_mask (sets[s], last, &above, &u);
+          if (u && unknown == NULL)
+            {
+              unknown = u;
+              unknown_set = set_field[s];
+            }
+        }
+    }
+
+  _cleanup_free_ char *requested
+      = caps == NULL
+            ? xstrdup ("none (no process.capabilities: every set empty)")
+            : xasprintf ("bnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
+                         " amb=0x%" PRIx64,
+                         want[SET_BND], want[SET_EFF], want[SET_PRM], want[SET_INH], want[SET_AMB]);
+
+  _cleanup_free_ char *unknown_why = NULL;
+  if (unknown)
+    {
+      unknown_why
+          = xasprintf ("unknown capability `%s` in process.capabilities.%s", unknown, unknown_set);
+      /* Fail closed before touching anything when this layer may not degrade. */
+      if (!kist_report_may_degrade (r, layer))
+        return kist_report_failed (r, layer, requested, EINVAL, err, "%s", unknown_why);
+    }
+
+  /* Degrading or not, apply what we can: an unknown name must not leave the
+   * process with more capabilities than the rest of the config allows. */
+  _cleanup_free_ char *why = NULL;
+  const char *source = NULL;
+  int ret = apply_sets (want, last, &why);
+  if (ret == 0)
+    ret = verify_sets (ctx, want, got, &source, &why);
+  if (ret < 0 || unknown_why)
+    {
+      if (unknown_why && why)
+        return kist_report_failed (r, layer, requested, EINVAL, err, "%s; also: %s", unknown_why,
+                                   why);
+      if (unknown_why)
+        return kist_report_failed (r, layer, requested, EINVAL, err,
+                                   "%s (ignored; the other names were applied)", unknown_why);
+      return kist_report_failed (r, layer, requested, -ret, err, "%s", why);
+    }
+
+  _cleanup_free_ char *ignored = NULL;
+  if (above)
+    {
+      _cleanup_free_ char *n = mask_names (above);
+      ignored = xasprintf ("; ignored (above this kernel's cap_last_cap %d): %s", last, n);
+    }
+  kist_report_applied (r, layer, requested,
+                       "bnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
+                       " amb=0x%" PRIx64 " (read back%s%s)%s",
+                       got[SET_BND], got[SET_EFF], got[SET_PRM], got[SET_INH], got[SET_AMB],
+                       strcmp (source, "/proc/self/status") == 0 ? "" : " with ",
+                       strcmp (source, "/proc/self/status") == 0 ? "" : source,
+                       ignored ? ignored : "");
+  return 0;
+}

@@ -506,6 +506,7 @@ int
 kist_container_start (int rootfd, const char *id, struct kist_report *r, struct kist_error **err)
 {
   _cleanup_close_ int dirfd = -1, conn = -1;
+  _cleanup_report_ struct kist_report *stored = NULL;
   struct kist_state st = { 0 };
   int ret;
 
@@ -545,6 +546,17 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r, struct 
   st.started = true;
   if ((ret = kist_state_write (dirfd, &st, err)) < 0)
     goto out;
+  /* Record the exec in the stored report (and in the caller's, for run). */
+  if (r == NULL)
+    {
+      _cleanup_free_ char *json = NULL;
+      size_t len = 0;
+      _cleanup_error_ struct kist_error *e1 = NULL;
+      if (kist_read_file_at (dirfd, "report.json", 16u << 20, &json, &len, &e1) == 0)
+        stored = r = kist_report_from_json (json, len, &e1);
+      if (e1)
+        kist_log_warn ("report.json of `%s`: %s", id, e1->msg);
+    }
   if (r)
     {
       kist_report_applied (r, "exec", NULL, "execve of process.args[0] succeeded (seen by the parent)");

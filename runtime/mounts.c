@@ -1,11 +1,734 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: to be replaced. */
+/* kist: config.json "mounts" (layer "mounts").
+ *
+ * Runs in the container init before pivot_root.  Each entry, in order:
+ *   - the destination is resolved (and created) inside the root with
+ *     kist_resolve_mkpath, so a symlink in the image cannot point it outside;
+ *   - a bind ("bind" type, or a "bind"/"rbind" option) is an open_tree clone
+ *     of the source, its attributes set with mount_setattr while it is still
+ *     detached, then move_mount onto the destination fd;
+ *   - anything else is fsopen(type) + fsconfig(source, options) + fsmount
+ *     with the attribute flags + move_mount;
+ *   - propagation options are applied after the move (mount_setattr);
+ *   - read back: the destination is reopened and must be the new mount
+ *     (statx mount id), with the requested flags (fstatvfs) and the expected
+ *     filesystem (fstatfs magic, or the source's st_dev for a bind).
+ * Options that are mount flags never reach the filesystem; every other
+ * option is passed to fsconfig ("key=value" as a string, a bare word as a
+ * flag), so the filesystem itself rejects what it does not know. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include "container.h"
+#include "resolve.h"
+#include "util.h"
+
+#ifndef MQUEUE_MAGIC
+#define MQUEUE_MAGIC 0x19800202
+#endif
+#ifndef ST_NOSYMFOLLOW
+#define ST_NOSYMFOLLOW 0x2000
+#endif
+
+/* ------------------------------------------------------------- options */
+
+struct attrs
+{
+  uint64_t set, clr;
+};
+
+enum opt_kind
+{
+  OPT_ATTR,        /* a mount attribute (mount_setattr / fsmount) */
+  OPT_SB,          /* a superblock flag (sync, async, dirsync): fsconfig, not for binds */
+  OPT_PROP,        /* propagation */
+  OPT_BIND,
+  OPT_RBIND,
+  OPT_UNSUPPORTED
+};
+
+struct flag_opt
+{
+  const char *name;
+  enum opt_kind kind;
+  uint64_t set, clr;     /* OPT_ATTR */
+  unsigned long prop;    /* OPT_PROP: MS_PRIVATE, ... */
+  bool rec;              /* OPT_PROP: recursive variant */
+  const char *why;       /* OPT_UNSUPPORTED */
+};
+
+/* The atime family is one field in the mount attributes: "atime",
+ * "nostrictatime" and "relatime" mean the kernel default (relatime);
+ * "norelatime" means always update (strictatime).  The "r" prefix of every
+ * OPT_ATTR option gives its recursive variant (rro, rnosuid, ratime, ...). */
+static const struct flag_opt flag_opts[] = {
+  { "ro", OPT_ATTR, MOUNT_ATTR_RDONLY, 0 },
+  { "rw", OPT_ATTR, 0, MOUNT_ATTR_RDONLY },
+  { "nosuid", OPT_ATTR, MOUNT_ATTR_NOSUID, 0 },
+  { "suid", OPT_ATTR, 0, MOUNT_ATTR_NOSUID },
+  { "nodev", OPT_ATTR, MOUNT_ATTR_NODEV, 0 },
+  { "dev", OPT_ATTR, 0, MOUNT_ATTR_NODEV },
+  { "noexec", OPT_ATTR, MOUNT_ATTR_NOEXEC, 0 },
+  { "exec", OPT_ATTR, 0, MOUNT_ATTR_NOEXEC },
+  { "noatime", OPT_ATTR, MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
+  { "atime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+  { "relatime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+  { "norelatime", OPT_ATTR, MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+  { "strictatime", OPT_ATTR, MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+  { "nostrictatime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+  { "nodiratime", OPT_ATTR, MOUNT_ATTR_NODIRATIME, 0 },
+  { "diratime", OPT_ATTR, 0, MOUNT_ATTR_NODIRATIME },
+  { "nosymfollow", OPT_ATTR, MOUNT_ATTR_NOSYMFOLLOW, 0 },
+  { "symfollow", OPT_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW },
+  { "sync", OPT_SB },
+  { "async", OPT_SB },
+  { "dirsync", OPT_SB },
+  { "private", OPT_PROP, .prop = MS_PRIVATE },
+  { "rprivate", OPT_PROP, .prop = MS_PRIVATE, .rec = true },
+  { "shared", OPT_PROP, .prop = MS_SHARED },
+  { "rshared", OPT_PROP, .prop = MS_SHARED, .rec = true },
+  { "slave", OPT_PROP, .prop = MS_SLAVE },
+  { "rslave", OPT_PROP, .prop = MS_SLAVE, .rec = true },
+  { "unbindable", OPT_PROP, .prop = MS_UNBINDABLE },
+  { "runbindable", OPT_PROP, .prop = MS_UNBINDABLE, .rec = true },
+  { "bind", OPT_BIND },
+  { "rbind", OPT_RBIND },
+  { "idmap", OPT_UNSUPPORTED, .why = "idmapped mounts are not supported by kist" },
+  { "ridmap", OPT_UNSUPPORTED, .why = "idmapped mounts are not supported by kist" },
+  { "tmpcopyup", OPT_UNSUPPORTED, .why = "tmpcopyup is not supported by kist" },
+};
+
+/* Look an option up; *rec is set for the "r" variant of an attribute. */
+static const struct flag_opt *
+opt_lookup (const char *name, bool *rec)
+{
+  *rec = false;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
+    if (strcmp (flag_opts[i].name, name) == 0)
+      return &flag_opts[i];
+  if (name[0] == 'r')
+    for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
+      if (flag_opts[i].kind == OPT_ATTR && strcmp (flag_opts[i].name, name + 1) == 0)
+        {
+          *rec = true;
+          return &flag_opts[i];
+        }
+  return NULL;
+}
+
+static void
+attrs_apply (struct attrs *a, uint64_t set, uint64_t clr)
+{
+  if (clr & MOUNT_ATTR__ATIME)
+    a->set &= ~(uint64_t) MOUNT_ATTR__ATIME;
+  a->set = (a->set & ~clr) | set;
+  a->clr = (a->clr & ~set) | clr;
+}
+
+struct plan
+{
+  bool bind, rbind;
+  struct attrs top, rec;     /* rec: applied with AT_RECURSIVE (binds only) */
+  unsigned long prop;
+  bool prop_rec;
+  const char **fsopts;       /* borrowed from the mount's options */
+  size_t n_fsopts;
+  const char *fstype;        /* after mapping */
+  bool cgroup_mapped;
+};
+
+static void
+plan_clear (struct plan *p)
+{
+  free (p->fsopts);
+  p->fsopts = NULL;
+}
+#define _cleanup_plan_ __attribute__ ((cleanup (plan_clear)))
+
+static int
+plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err)
+{
+  bool rec;
+  if (m->n_uid_mappings || m->n_gid_mappings)
+    return kist_error_make (err, ENOTSUP,
+                            "uidMappings/gidMappings (idmapped mounts) are not supported by kist");
+  p->bind = m->type && strcmp (m->type, "bind") == 0;
+  for (char **o = m->options; o && *o; o++)
+    {
+      const struct flag_opt *f = opt_lookup (*o, &rec);
+      if (f && f->kind == OPT_BIND)
+        p->bind = true;
+      else if (f && f->kind == OPT_RBIND)
+        p->bind = p->rbind = true;
+    }
+  if (!p->bind)
+    {
+      if (m->type == NULL || m->type[0] == '\0')
+        return kist_error_make (err, EINVAL,
+                                "no type and no bind/rbind option: say which filesystem to mount");
+      p->fstype = m->type;
+      if (strcmp (m->type, "cgroup") == 0)
+        {
+          p->fstype = "cgroup2";
+          p->cgroup_mapped = true;
+        }
+    }
+
+  p->fsopts = xcalloc (kist_strv_len (m->options) + 1, sizeof *p->fsopts);
+  for (char **o = m->options; o && *o; o++)
+    {
+      const struct flag_opt *f = opt_lookup (*o, &rec);
+      if (f == NULL)
+        {
+          if (p->bind)
+            return kist_error_make (err, EINVAL,
+                                    "option `%s` is not a mount flag, and a bind mount takes no "
+                                    "filesystem options",
+                                    *o);
+          p->fsopts[p->n_fsopts++] = *o;
+          continue;
+        }
+      switch (f->kind)
+        {
+        case OPT_ATTR:
+          attrs_apply ((p->bind && (rec || p->rbind)) ? &p->rec : &p->top, f->set, f->clr);
+          break;
+        case OPT_SB:
+          if (!p->bind)
+            p->fsopts[p->n_fsopts++] = *o;
+          else if (strcmp (f->name, "async") != 0)
+            return kist_error_make (err, EINVAL,
+                                    "option `%s` is a superblock flag and cannot be set on a bind "
+                                    "mount",
+                                    *o);
+          break;
+        case OPT_PROP:
+          p->prop = f->prop;
+          p->prop_rec = f->rec;
+          break;
+        case OPT_BIND:
+        case OPT_RBIND:
+          break;
+        case OPT_UNSUPPORTED:
+          return kist_error_make (err, ENOTSUP, "option `%s`: %s", *o, f->why);
+        }
+    }
+  return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* The messages the kernel queued on an fs context ("e tmpfs: Bad value for
+ * 'size'"), joined with "; ".  NULL when there are none. */
+static char *
+fs_log (int fsfd)
+{
+  char *out = NULL;
+  char buf[1024];
+  for (int i = 0; i < 16; i++)
+    {
+      ssize_t n = read (fsfd, buf, sizeof buf - 1);
+      if (n <= 0)
+        break;
+      buf[n] = '\0';
+      kist_rstrip (buf);
+      const char *msg = (n > 2 && buf[1] == ' ') ? buf + 2 : buf;
+      char *next = out ? xasprintf ("%s; %s", out, msg) : xstrdup (msg);
+      free (out);
+      out = next;
+    }
+  return out;
+}
+
+static int
+fs_error (struct kist_error **err, int fsfd, int errnum, const char *what)
+{
+  _cleanup_free_ char *log = fs_log (fsfd);
+  if (log == NULL)
+    return kist_error_make (err, errnum, "%s", what);
+  /* strerror first, then what the kernel said. */
+  int ret = kist_error_make (err, 0, "%s: %s (kernel: %s)", what, strerror (errnum), log);
+  if (err && *err && (*err)->errnum == 0)
+    {
+      (*err)->errnum = errnum;
+      ret = -errnum;
+    }
+  return ret;
+}
+
+static unsigned long
+fs_magic (const char *type)
+{
+  static const struct
+  {
+    const char *name;
+    unsigned long magic;
+  } m[] = {
+    { "proc", PROC_SUPER_MAGIC },       { "sysfs", SYSFS_MAGIC },
+    { "tmpfs", TMPFS_MAGIC },           { "devpts", DEVPTS_SUPER_MAGIC },
+    { "mqueue", MQUEUE_MAGIC },         { "cgroup2", CGROUP2_SUPER_MAGIC },
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (m); i++)
+    if (strcmp (m[i].name, type) == 0)
+      return m[i].magic;
+  return 0;
+}
+
+/* Read the optional fields (shared:N master:N ...) of a mount from
+ * /proc/self/mountinfo (the host's /proc: we are before pivot_root). */
+static int
+mount_optional_fields (uint64_t id, char **out, struct kist_error **err)
+{
+  _cleanup_free_ char *buf = NULL;
+  if (kist_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 64u * 1024 * 1024, &buf, NULL, err) < 0)
+    return -1;
+  char *save = NULL;
+  for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      uint64_t lid;
+      char *sp = strchr (line, ' ');
+      if (sp == NULL)
+        continue;
+      *sp = '\0';
+      if (kist_parse_u64 (line, &lid) < 0 || lid != id)
+        continue;
+      /* Skip: parent major:minor root mountpoint options. */
+      char *p = sp + 1;
+      for (int i = 0; i < 5 && p; i++)
+        {
+          p = strchr (p, ' ');
+          if (p)
+            p++;
+        }
+      char *dash = p ? strstr (p, "- ") : NULL;
+      if (dash == NULL)
+        break;
+      size_t l = (size_t) (dash - p);
+      while (l > 0 && p[l - 1] == ' ')
+        l--;
+      *out = xasprintf ("%.*s", (int) l, p);
+      return 0;
+    }
+  return kist_error_make (err, ENOENT, "mount %llu is not in /proc/self/mountinfo",
+                          (unsigned long long) id);
+}
+
+static bool
+has_field (const char *fields, const char *prefix)
+{
+  size_t pl = strlen (prefix);
+  for (const char *p = fields; p && *p;)
+    {
+      while (*p == ' ')
+        p++;
+      if (strncmp (p, prefix, pl) == 0)
+        return true;
+      p = strchr (p, ' ');
+    }
+  return false;
+}
+
+static int
+apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
+{
+  if (p->prop == 0)
+    return 0;
+  struct mount_attr attr = { .propagation = p->prop };
+  if (mount_setattr (mntfd, "", AT_EMPTY_PATH | (p->prop_rec ? AT_RECURSIVE : 0), &attr,
+                     sizeof attr)
+      < 0)
+    return kist_error_make (err, errno, "set the propagation");
+  uint64_t id;
+  _cleanup_free_ char *fields = NULL;
+  if (kist_mnt_id_at (mntfd, "", 0, &id, err) < 0 || mount_optional_fields (id, &fields, err) < 0)
+    return kist_error_wrap (err, "verify the propagation");
+  bool shared = has_field (fields, "shared:"), master = has_field (fields, "master:");
+  bool unbindable = has_field (fields, "unbindable");
+  bool ok = true;
+  switch (p->prop)
+    {
+    case MS_SHARED:
+      ok = shared;
+      break;
+    case MS_SLAVE:
+      ok = !shared; /* a private mount made a slave stays private */
+      break;
+    case MS_PRIVATE:
+      ok = !shared && !master && !unbindable;
+      break;
+    case MS_UNBINDABLE:
+      ok = unbindable;
+      break;
+    }
+  if (!ok)
+    return kist_error_make (err, EIO, "propagation not applied: mountinfo says `%s`",
+                            fields[0] ? fields : "private");
+  return 0;
+}
+
+struct flag_check
+{
+  uint64_t attr;
+  unsigned long st;
+  const char *set_name, *clr_name;
+};
+
+static const struct flag_check flag_checks[] = {
+  { MOUNT_ATTR_RDONLY, ST_RDONLY, "ro", "rw" },
+  { MOUNT_ATTR_NOSUID, ST_NOSUID, "nosuid", "suid" },
+  { MOUNT_ATTR_NODEV, ST_NODEV, "nodev", "dev" },
+  { MOUNT_ATTR_NOEXEC, ST_NOEXEC, "noexec", "exec" },
+  { MOUNT_ATTR_NODIRATIME, ST_NODIRATIME, "nodiratime", "diratime" },
+  { MOUNT_ATTR_NOSYMFOLLOW, ST_NOSYMFOLLOW, "nosymfollow", "symfollow" },
+};
+
+/* The destination, reopened, must be the new mount with the flags asked for
+ * and the expected filesystem. */
+static int
+verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
+              const struct plan *p, unsigned long magic, dev_t src_dev, bool check_dev,
+              struct kist_error **err)
+{
+  _cleanup_close_ int fd = kist_resolve_open (ctx->rootfs_fd, dest, O_PATH, 0, err);
+  if (fd < 0)
+    return kist_error_wrap (err, "verify: reopen the destination");
+  uint64_t id, want, under;
+  if (kist_mnt_id_at (fd, "", 0, &id, err) < 0 || kist_mnt_id_at (mntfd, "", 0, &want, err) < 0
+      || kist_mnt_id_at (targetfd, "", 0, &under, err) < 0)
+    return kist_error_wrap (err, "verify");
+  if (id != want || id == under)
+    return kist_error_make (err, EIO,
+                            "verify: the destination is mount %llu, not the new mount %llu (on "
+                            "%llu)",
+                            (unsigned long long) id, (unsigned long long) want,
+                            (unsigned long long) under);
+
+  struct attrs exp = p->rec;
+  attrs_apply (&exp, p->top.set, p->top.clr);
+  struct statvfs sv;
+  if (fstatvfs (fd, &sv) < 0)
+    return kist_error_make (err, errno, "verify: fstatvfs");
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_checks); i++)
+    {
+      const struct flag_check *c = &flag_checks[i];
+      if ((exp.set & c->attr) && !(sv.f_flag & c->st))
+        return kist_error_make (err, EIO, "verify: `%s` requested but the mount is not %s",
+                                c->set_name, c->set_name);
+      if ((exp.clr & c->attr) && (sv.f_flag & c->st))
+        return kist_error_make (err, EIO, "verify: `%s` requested but the mount is %s",
+                                c->clr_name, c->set_name);
+    }
+  if (exp.clr & MOUNT_ATTR__ATIME)
+    {
+      uint64_t mode = exp.set & MOUNT_ATTR__ATIME;
+      bool ok = mode == MOUNT_ATTR_NOATIME     ? (sv.f_flag & ST_NOATIME) != 0
+                : mode == MOUNT_ATTR_STRICTATIME ? !(sv.f_flag & (ST_NOATIME | ST_RELATIME))
+                                                 : (sv.f_flag & ST_RELATIME) != 0;
+      if (!ok)
+        return kist_error_make (err, EIO, "verify: the atime mode of the mount is not the one "
+                                          "requested");
+    }
+
+  if (magic)
+    {
+      struct statfs sf;
+      if (fstatfs (fd, &sf) < 0)
+        return kist_error_make (err, errno, "verify: fstatfs");
+      if ((unsigned long) sf.f_type != magic)
+        return kist_error_make (err, EIO, "verify: filesystem magic is 0x%lx, expected 0x%lx",
+                                (unsigned long) sf.f_type, magic);
+    }
+  if (check_dev)
+    {
+      struct stat st;
+      if (fstat (fd, &st) < 0)
+        return kist_error_make (err, errno, "verify: stat");
+      if (st.st_dev != src_dev)
+        return kist_error_make (err, EIO, "verify: the destination is not on the source's "
+                                          "device");
+    }
+  return 0;
+}
+
+static int
+setattr_tree (int tree, const struct attrs *a, bool recursive, struct kist_error **err)
+{
+  if (a->set == 0 && a->clr == 0)
+    return 0;
+  struct mount_attr attr = { .attr_set = a->set, .attr_clr = a->clr };
+  if (mount_setattr (tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr)
+      < 0)
+    return kist_error_make (err, errno, "mount_setattr (%s flags)",
+                            recursive ? "recursive" : "top-level");
+  return 0;
+}
+
+/* ------------------------------------------------------------- one mount */
+
+static int
+mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
+            struct kist_error **err)
+{
+  if (m->source == NULL || m->source[0] == '\0')
+    return kist_error_make (err, EINVAL, "a bind mount needs a source");
+  unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (p->rbind ? AT_RECURSIVE : 0);
+  int dirfd = AT_FDCWD;
+  _cleanup_free_ char *joined = NULL;
+  const char *src = m->source;
+  if (src[0] != '/')
+    {
+      if (ctx->bundle_fd >= 0)
+        dirfd = ctx->bundle_fd;
+      else
+        src = joined = xasprintf ("%s/%s", ctx->bundle, m->source);
+    }
+  _cleanup_close_ int tree = open_tree (dirfd, src, flags);
+  if (tree < 0)
+    {
+      int e = errno;
+      if (e == EINVAL && !p->rbind && ctx->userns)
+        return kist_error_make (err, e,
+                                "open_tree: the source has submounts locked by the user "
+                                "namespace; use rbind");
+      /* The reason reads "mounts[N] DEST (bind of SRC): No such file or directory". */
+      kist_error_make (err, 0, "%s", strerror (e));
+      if (err && *err && (*err)->errnum == 0)
+        (*err)->errnum = e;
+      return -e;
+    }
+  struct stat st;
+  if (fstat (tree, &st) < 0)
+    return kist_error_make (err, errno, "stat the source");
+
+  _cleanup_close_ int target
+      = kist_resolve_mkpath (ctx->rootfs_fd, m->destination,
+                             S_ISDIR (st.st_mode) ? KIST_MKPATH_DIR : KIST_MKPATH_FILE,
+                             S_ISDIR (st.st_mode) ? 0755 : 0644, err);
+  if (target < 0)
+    return target;
+  if (setattr_tree (tree, &p->rec, true, err) < 0 || setattr_tree (tree, &p->top, false, err) < 0)
+    return -1;
+  if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return kist_error_make (err, errno, "move_mount onto the destination");
+  if (apply_propagation (tree, p, err) < 0)
+    return -1;
+  return verify_mount (ctx, m->destination, tree, target, p, 0, st.st_dev, true, err);
+}
+
+/* sysfs in a user namespace that does not own the network namespace:
+ * rbind the host's /sys instead (as runc does). */
+static int
+mount_sysfs_fallback (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
+                      int target, struct kist_error **err)
+{
+  _cleanup_close_ int tree
+      = open_tree (AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (tree < 0)
+    return kist_error_make (err, errno, "sysfs fallback: open_tree(/sys, AT_RECURSIVE)");
+  struct plan rp = *p;
+  attrs_apply (&rp.rec, p->top.set, p->top.clr);
+  rp.top = (struct attrs){ 0 };
+  if (setattr_tree (tree, &rp.rec, true, err) < 0)
+    return kist_error_wrap (err, "sysfs fallback");
+  if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return kist_error_make (err, errno, "sysfs fallback: move_mount");
+  if (apply_propagation (tree, p, err) < 0)
+    return -1;
+  return verify_mount (ctx, m->destination, tree, target, &rp, SYSFS_MAGIC, 0, false, err);
+}
+
+static int
+mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p, bool *fallback,
+          struct kist_error **err)
+{
+  _cleanup_close_ int target
+      = kist_resolve_mkpath (ctx->rootfs_fd, m->destination, KIST_MKPATH_DIR, 0755, err);
+  if (target < 0)
+    return target;
+
+  bool sysfs_fallback_ok = ctx->userns && strcmp (p->fstype, "sysfs") == 0;
+  _cleanup_close_ int fsfd = fsopen (p->fstype, FSOPEN_CLOEXEC);
+  if (fsfd < 0)
+    {
+      if (errno == EPERM && sysfs_fallback_ok)
+        {
+          *fallback = true;
+          return mount_sysfs_fallback (ctx, m, p, target, err);
+        }
+      if (errno == ENODEV)
+        return kist_error_make (err, ENODEV, "filesystem type `%s` is not supported by this kernel",
+                                p->fstype);
+      return kist_error_make (err, errno, "fsopen(`%s`)", p->fstype);
+    }
+  if (m->source && m->source[0]
+      && fsconfig (fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
+    {
+      _cleanup_free_ char *what = xasprintf ("source `%s` rejected by %s", m->source, p->fstype);
+      return fs_error (err, fsfd, errno, what);
+    }
+  for (size_t i = 0; i < p->n_fsopts; i++)
+    {
+      const char *o = p->fsopts[i];
+      const char *eq = strchr (o, '=');
+      int r;
+      if (eq)
+        {
+          _cleanup_free_ char *key = xasprintf ("%.*s", (int) (eq - o), o);
+          r = fsconfig (fsfd, FSCONFIG_SET_STRING, key, eq + 1, 0);
+        }
+      else
+        r = fsconfig (fsfd, FSCONFIG_SET_FLAG, o, NULL, 0);
+      if (r < 0)
+        {
+          _cleanup_free_ char *what = xasprintf ("option `%s` rejected by %s", o, p->fstype);
+          return fs_error (err, fsfd, errno, what);
+        }
+    }
+  if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    {
+      int e = errno;
+      if (e == EPERM && sysfs_fallback_ok)
+        {
+          *fallback = true;
+          return mount_sysfs_fallback (ctx, m, p, target, err);
+        }
+      const char *hint = "";
+      if (e == EPERM && ctx->userns && strcmp (p->fstype, "cgroup2") == 0)
+        hint = " (in a user namespace, cgroup2 needs a cgroup namespace it owns: add \"cgroup\" "
+               "to linux.namespaces)";
+      else if (e == EPERM && ctx->userns && strcmp (p->fstype, "proc") == 0)
+        hint = " (in a user namespace, proc needs a pid namespace it owns: add \"pid\" to "
+               "linux.namespaces)";
+      _cleanup_free_ char *what = xasprintf ("create the %s filesystem%s", p->fstype, hint);
+      return fs_error (err, fsfd, e, what);
+    }
+  /* New mounts have no submounts: recursive and top-level flags are one. */
+  struct attrs a = p->rec;
+  attrs_apply (&a, p->top.set, p->top.clr);
+  _cleanup_close_ int mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) a.set);
+  if (mnt < 0)
+    {
+      int e = errno;
+      if (e == EPERM && sysfs_fallback_ok)
+        {
+          *fallback = true;
+          return mount_sysfs_fallback (ctx, m, p, target, err);
+        }
+      return fs_error (err, fsfd, e, "fsmount");
+    }
+  if (move_mount (mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return kist_error_make (err, errno, "move_mount onto the destination");
+  if (apply_propagation (mnt, p, err) < 0)
+    return -1;
+  return verify_mount (ctx, m->destination, mnt, target, p, fs_magic (p->fstype), 0, false, err);
+}
+
+/* ------------------------------------------------------------- the layer */
+
+static char *
+mount_desc (const struct kist_mount *m)
+{
+  bool rec = false;
+  bool bind = m->type && strcmp (m->type, "bind") == 0, rbind = false;
+  for (char **o = m->options; o && *o; o++)
+    {
+      const struct flag_opt *f = opt_lookup (*o, &rec);
+      if (f && f->kind == OPT_BIND)
+        bind = true;
+      else if (f && f->kind == OPT_RBIND)
+        bind = rbind = true;
+    }
+  if (bind)
+    return xasprintf ("%s of %s", rbind ? "rbind" : "bind", m->source ? m->source : "(no source)");
+  return xstrdup (m->type ? m->type : "(no type)");
+}
+
+/* *s += sep + piece (no separator before the first piece).  Takes piece. */
+static void
+append (char **s, const char *sep, char *piece)
+{
+  char *next = *s ? xasprintf ("%s%s%s", *s, sep, piece) : xstrdup (piece);
+  free (piece);
+  free (*s);
+  *s = next;
+}
 
 int
 kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  return kist_report_failed (r, "mounts", "", ENOSYS, err, "not implemented yet");
+  const struct kist_spec *spec = ctx->spec;
+  if (spec->n_mounts == 0)
+    {
+      kist_report_skip (r, "mounts", "no mounts in config.json");
+      return 0;
+    }
+  if (ctx->rootfs_fd < 0)
+    return kist_report_failed (r, "mounts", "", EBADF, err, "the rootfs was not prepared");
+
+  bool may_degrade = kist_report_may_degrade (r, "mounts");
+  _cleanup_free_ char *list = NULL, *notes = NULL, *failures = NULL;
+  int first_errno = 0;
+  size_t n_ok = 0, n_failed = 0;
+
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const struct kist_mount *m = &spec->mounts[i];
+      _cleanup_error_ struct kist_error *e = NULL;
+      _cleanup_plan_ struct plan p = { 0 };
+      _cleanup_free_ char *desc = mount_desc (m);
+      bool fallback = false;
+      int ret;
+
+      if (m->destination == NULL || m->destination[0] != '/')
+        ret = kist_error_make (&e, EINVAL, "the destination must be an absolute path");
+      else if (m->destination[strspn (m->destination, "/")] == '\0')
+        ret = kist_error_make (&e, EINVAL, "mounting over the container root is not supported "
+                                           "(set root.path instead)");
+      else if ((ret = plan_build (m, &p, &e)) == 0)
+        ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &fallback, &e);
+
+      if (ret < 0)
+        {
+          _cleanup_free_ char *reason = xasprintf ("mounts[%zu] %s (%s): %s", i,
+                                                   m->destination ? m->destination : "(none)",
+                                                   desc, e ? e->msg : "failed");
+          int errnum = e && e->errnum ? e->errnum : EIO;
+          if (!may_degrade)
+            return kist_report_failed (r, "mounts", "", errnum, err, "%s", reason);
+          if (first_errno == 0)
+            first_errno = errnum;
+          append (&failures, "; ", xstrdup (reason));
+          n_failed++;
+          continue;
+        }
+      n_ok++;
+      append (&list, ", ",
+              xasprintf ("%s %s", m->destination, p.bind ? (p.rbind ? "rbind" : "bind") : p.fstype));
+      if (p.cgroup_mapped)
+        append (&notes, "; ",
+                xasprintf ("%s: type cgroup mounted as cgroup2 (kist supports cgroup v2 only)",
+                           m->destination));
+      if (fallback)
+        append (&notes, "; ",
+                xasprintf ("%s: sysfs refused in the user namespace (EPERM), rbind of the host "
+                           "/sys instead, as runc does",
+                           m->destination));
+    }
+
+  if (n_failed)
+    return kist_report_failed (r, "mounts", "", first_errno, err, "%s (%zu of %zu mounts applied)",
+                               failures, n_ok, spec->n_mounts);
+  kist_report_applied (r, "mounts", "", "%zu mounts: %s (flags verified)%s%s", n_ok, list,
+                       notes ? "; " : "", notes ? notes : "");
+  return 0;
 }

@@ -998,3 +998,64 @@ kist_report_write_path (const struct kist_report *r, const char *path, struct ki
     return kist_error_wrap (err, "--report `%s`", path);
   return 0;
 }
+
+/* ---- JSON -> report (the stored report.json, for `kist start`) ---------- */
+
+struct kist_report *
+kist_report_from_json (const char *json, size_t len, struct kist_error **err)
+{
+  char ebuf[256] = "";
+  _cleanup_free_ char *copy = xmalloc (len + 1);
+  memcpy (copy, json, len);
+  copy[len] = '\0';
+  __attribute__ ((cleanup (yajl_tree_freep))) yajl_val tree = yajl_tree_parse (copy, ebuf, sizeof ebuf);
+  if (tree == NULL || !YAJL_IS_OBJECT (tree))
+    {
+      kist_error_make (err, EINVAL, "report.json: malformed JSON: %s", ebuf);
+      return NULL;
+    }
+  yajl_val id = obj_get (tree, "id"), op = obj_get (tree, "operation"), pid = obj_get (tree, "pid");
+  yajl_val layers = obj_get (tree, "layers"), allow = obj_get (tree, "allowDegraded");
+  if (!YAJL_IS_STRING (id) || !YAJL_IS_STRING (op) || !YAJL_IS_ARRAY (layers))
+    {
+      kist_error_make (err, EINVAL, "report.json: missing id, operation or layers");
+      return NULL;
+    }
+  _cleanup_free_ char *csv = NULL;
+  if (YAJL_IS_ARRAY (allow))
+    for (size_t i = 0; i < allow->u.array.len; i++)
+      if (YAJL_IS_STRING (allow->u.array.values[i]))
+        {
+          char *n = xasprintf ("%s%s%s", csv ? csv : "", csv ? "," : "",
+                               YAJL_GET_STRING (allow->u.array.values[i]));
+          free (csv);
+          csv = n;
+        }
+  struct kist_report *r = kist_report_new (YAJL_GET_STRING (id), YAJL_GET_STRING (op), csv);
+  if (YAJL_IS_INTEGER (pid))
+    r->pid = (pid_t) YAJL_GET_INTEGER (pid);
+  for (size_t i = 0; i < layers->u.array.len; i++)
+    {
+      yajl_val e = layers->u.array.values[i];
+      yajl_val name = obj_get (e, "layer"), req = obj_get (e, "requested");
+      yajl_val applied = obj_get (e, "applied"), detail = obj_get (e, "detail");
+      yajl_val reason = obj_get (e, "reason"), eno = obj_get (e, "errno");
+      if (!YAJL_IS_STRING (name))
+        continue;
+      struct kist_layer l = { .name = YAJL_GET_STRING (name) };
+      l.requested = YAJL_IS_STRING (req) ? YAJL_GET_STRING (req) : YAJL_IS_TRUE (req) ? "" : NULL;
+      l.applied = YAJL_IS_TRUE (applied);
+      l.detail = YAJL_IS_STRING (detail) ? YAJL_GET_STRING (detail) : NULL;
+      l.reason = YAJL_IS_STRING (reason) ? YAJL_GET_STRING (reason) : NULL;
+      const char *ename = YAJL_IS_STRING (eno) ? YAJL_GET_STRING (eno) : NULL;
+      if (ename)
+        for (int n = 1; n < 4096; n++)
+          if (strcmp (kist_errno_name (n), ename) == 0)
+            {
+              l.errnum = n;
+              break;
+            }
+      kist_report_add (r, &l);
+    }
+  return r;
+}

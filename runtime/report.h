@@ -114,4 +114,9 @@ int kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error
 int kist_report_write_at (const struct kist_report *r, int dirfd, const char *name, mode_t mode,
                           struct kist_error **err);
 
+/* Parse a report written by kist_report_to_json back (the stored
+ * report.json), so that `kist start` can add the exec entry.  NULL + *err on
+ * malformed input. */
+struct kist_report *kist_report_from_json (const char *json, size_t len, struct kist_error **err);
+
 #endif

@@ -1,3 +1,236 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder */
-typedef int kist_placeholder_resolve;
+/* kist: resolving paths inside the container root (see resolve.h).
+ *
+ * Every lookup is one openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from
+ * the root's directory fd: an absolute or ".." symlink in the image is
+ * resolved against the container root, never against the host's.  Missing
+ * components are created with mkdirat/mknodat in the directory fd that the
+ * previous lookup returned, so nothing is ever built from host path strings. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "resolve.h"
+#include "util.h"
+
+/* openat2 fails with EAGAIN when a rename or mount raced the lookup. */
+#define RESOLVE_RETRIES 32
+/* Symlinks followed by hand in kist_resolve_mkpath (dangling ones only). */
+#define MKPATH_MAX_LINKS 40
+
+/* openat2 in the root; returns the fd or -errno. */
+static int
+resolve_raw (int rootfd, const char *path, int flags, mode_t mode)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+  if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+    how.mode = mode;
+  if (path == NULL || path[0] == '\0')
+    path = ".";
+  for (int i = 0; i < RESOLVE_RETRIES; i++)
+    {
+      long fd = syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+      if (fd >= 0)
+        return (int) fd;
+      if (errno != EAGAIN && errno != EINTR)
+        break;
+    }
+  return -errno;
+}
+
+int
+kist_resolve_open (int rootfd, const char *path, int flags, mode_t mode, struct kist_error **err)
+{
+  int fd = resolve_raw (rootfd, path, flags, mode);
+  if (fd < 0)
+    {
+      if (fd == -ENOSYS)
+        return kist_error_make (err, ENOSYS,
+                                "open `%s` inside the container root: openat2 is not available "
+                                "(kist needs Linux >= 5.6)",
+                                path);
+      return kist_error_make (err, -fd, "open `%s` inside the container root", path);
+    }
+  return fd;
+}
+
+const char *
+kist_fd_path (int fd, char buf[static 32])
+{
+  snprintf (buf, 32, "/proc/self/fd/%d", fd);
+  return buf;
+}
+
+int
+kist_mnt_id_at (int dirfd, const char *path, int flags, uint64_t *mnt_id, struct kist_error **err)
+{
+  struct statx stx;
+  if (path == NULL)
+    path = "";
+  if (path[0] == '\0')
+    flags |= AT_EMPTY_PATH;
+  if (statx (dirfd, path, flags | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) < 0)
+    return kist_error_make (err, errno, "statx(STATX_MNT_ID) `%s`", path[0] ? path : "(fd)");
+  if (!(stx.stx_mask & STATX_MNT_ID))
+    return kist_error_make (err, ENOTSUP, "statx did not return a mount id for `%s`",
+                            path[0] ? path : "(fd)");
+  *mnt_id = stx.stx_mnt_id;
+  return 0;
+}
+
+/* Check that the final fd is of the kind asked for. */
+static int
+check_kind (int fd, const char *path, enum kist_mkpath_kind kind, struct kist_error **err)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return kist_error_make (err, errno, "stat `%s` inside the container root", path);
+  if (kind == KIST_MKPATH_DIR && !S_ISDIR (st.st_mode))
+    return kist_error_make (err, ENOTDIR,
+                            "`%s` exists inside the container root and is not a directory", path);
+  if (kind == KIST_MKPATH_FILE && S_ISDIR (st.st_mode))
+    return kist_error_make (err, EISDIR,
+                            "`%s` exists inside the container root and is a directory, but a "
+                            "file is needed (the mount source is not a directory)",
+                            path);
+  return 0;
+}
+
+/* Replace cur[comp_start, comp_end) (a dangling symlink) by its target:
+ * absolute targets restart from the root, relative ones from the
+ * component's parent.  The new string is only ever resolved with openat2
+ * in the root, so a ".." or absolute target cannot leave it. */
+static char *
+splice_link (const char *cur, size_t comp_start, size_t comp_end, const char *target)
+{
+  const char *rest = cur + comp_end;
+  if (target[0] == '/')
+    return xasprintf ("%s%s", target, rest);
+  return xasprintf ("%.*s/%s%s", (int) comp_start, cur, target, rest);
+}
+
+/* One walk over cur.  Returns the final fd (>= 0), a negative error, or
+ * MKPATH_RESTART with *next set to a new path to walk (a dangling symlink
+ * was replaced by its target). */
+#define MKPATH_RESTART (-4096)
+
+static int
+mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kind kind,
+             mode_t mode, char **next, struct kist_error **err)
+{
+  _cleanup_close_ int parent_owned = -1;
+  int parent = rootfd;
+  size_t len = strlen (cur), pos = 0;
+
+  for (;;)
+    {
+      while (pos < len && cur[pos] == '/')
+        pos++;
+      if (pos >= len)
+        break;
+      size_t start = pos;
+      while (pos < len && cur[pos] != '/')
+        pos++;
+      size_t end = pos, after = pos;
+      while (after < len && cur[after] == '/')
+        after++;
+      bool last = after >= len;
+
+      _cleanup_free_ char *prefix = xasprintf ("/%.*s", (int) end, cur);
+      _cleanup_free_ char *comp = xasprintf ("%.*s", (int) (end - start), cur + start);
+      int fd = -ENOENT;
+      for (int attempt = 0; attempt < RESOLVE_RETRIES; attempt++)
+        {
+          fd = resolve_raw (rootfd, prefix, last ? O_PATH : O_PATH | O_DIRECTORY, 0);
+          if (fd >= 0)
+            break;
+          if (fd == -ENOTDIR)
+            return kist_error_make (err, ENOTDIR,
+                                    "`%s` inside the container root is not a directory (needed "
+                                    "for `%s`)",
+                                    prefix, path);
+          if (fd != -ENOENT)
+            return kist_error_make (err, -fd, "open `%s` inside the container root", prefix);
+
+          /* Missing: create it in the resolved parent directory. */
+          int r;
+          if (last && kind == KIST_MKPATH_FILE)
+            r = mknodat (parent, comp, S_IFREG | (mode & 07777), 0);
+          else
+            r = mkdirat (parent, comp, last ? mode : 0755);
+          if (r == 0)
+            continue;
+          if (errno != EEXIST)
+            return kist_error_make (err, errno, "create `%s` inside the container root%s", prefix,
+                                    errno == EROFS ? " (the image is read-only there)" : "");
+          /* EEXIST although the lookup said ENOENT: a dangling symlink.
+           * Follow it by hand and create its target, as runc does. */
+          char target[PATH_MAX];
+          ssize_t n = readlinkat (parent, comp, target, sizeof target - 1);
+          if (n < 0)
+            {
+              if (errno == EINVAL)
+                continue; /* not a symlink: raced with a creation; look again */
+              return kist_error_make (err, errno, "readlink `%s` inside the container root",
+                                      prefix);
+            }
+          target[n] = '\0';
+          *next = splice_link (cur, start, end, target);
+          return MKPATH_RESTART;
+        }
+      if (fd < 0)
+        return kist_error_make (err, -fd, "resolve `%s` inside the container root", prefix);
+
+      if (last)
+        {
+          _cleanup_close_ int out = fd;
+          int r = check_kind (out, path, kind, err);
+          if (r < 0)
+            return r;
+          return steal_fd (&out);
+        }
+      if (parent_owned >= 0)
+        close (parent_owned);
+      parent_owned = fd;
+      parent = fd;
+    }
+
+  /* No component at all: "/" itself. */
+  _cleanup_close_ int fd = resolve_raw (rootfd, "/", O_PATH | O_DIRECTORY, 0);
+  if (fd < 0)
+    return kist_error_make (err, -fd, "open the container root");
+  int r = check_kind (fd, "/", kind, err);
+  if (r < 0)
+    return r;
+  return steal_fd (&fd);
+}
+
+int
+kist_resolve_mkpath (int rootfd, const char *path, enum kist_mkpath_kind kind, mode_t mode,
+                     struct kist_error **err)
+{
+  if (path == NULL)
+    return kist_error_make (err, EINVAL, "kist_resolve_mkpath: no path");
+  _cleanup_free_ char *cur = xstrdup (path);
+  for (int links = 0; links <= MKPATH_MAX_LINKS; links++)
+    {
+      char *next = NULL;
+      int r = mkpath_walk (rootfd, path, cur, kind, mode, &next, err);
+      if (r != MKPATH_RESTART)
+        return r;
+      free (cur);
+      cur = next;
+    }
+  return kist_error_make (err, ELOOP, "resolve `%s` inside the container root", path);
+}

@@ -7,6 +7,7 @@
 #define KIST_RESOLVE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -30,5 +31,13 @@ int kist_resolve_mkpath (int rootfd, const char *path, enum kist_mkpath_kind kin
 
 /* "/proc/self/fd/N" for fd N, in a caller buffer of at least 32 bytes. */
 const char *kist_fd_path (int fd, char buf[static 32]);
+
+
+/* ---- additions (fs helper) ---- */
+
+/* Mount id (statx STATX_MNT_ID) of dirfd/path; path "" means dirfd itself
+ * (AT_EMPTY_PATH).  flags: extra AT_* flags (AT_SYMLINK_NOFOLLOW). */
+int kist_mnt_id_at (int dirfd, const char *path, int flags, uint64_t *mnt_id,
+                    struct kist_error **err);
 
 #endif
