@@ -51,9 +51,10 @@ static const kist_layer_fn init_layers[] = {
   kist_sysctl_apply,    /* sysctl */
   kist_net_apply,       /* network.loopback */
   kist_paths_apply,     /* masked_paths, readonly_paths */
+  kist_process_prepare, /* oom_score_adj, cwd (created before the root goes read-only),
+                           environment, executable lookup */
   kist_rootfs_readonly, /* rootfs.readonly */
   kist_rlimits_apply,   /* rlimit.* */
-  kist_process_prepare, /* oom_score_adj, cwd, environment, executable lookup */
   kist_user_apply,      /* user */
   kist_caps_apply,      /* capabilities */
   kist_nnp_apply,       /* no_new_privileges */
