@@ -156,8 +156,8 @@ make_node (int rootfd, const struct node *n, enum how *how, struct kist_error **
         return kist_error_make (err, errno, "stat %s", n->path);
       if (node_matches (n, &st))
         {
-          *how = HOW_EXISTING;
-          goto verify;
+          *how = HOW_EXISTING; /* keep it; owner and mode are set below */
+          break;
         }
       if (S_ISDIR (st.st_mode))
         return kist_error_make (err, EEXIST, "%s exists in the container and is a directory",
@@ -169,7 +169,8 @@ make_node (int rootfd, const struct node *n, enum how *how, struct kist_error **
   if (fchownat (dirfd, name, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) < 0)
     return kist_error_make (err, errno, "chown %s to %u:%u", n->path, (unsigned) n->uid,
                             (unsigned) n->gid);
-  /* The node was just made by us (not a symlink): fchmodat follows nothing. */
+  /* The node is a device node or fifo we made or checked just now (not a
+   * symlink): fchmodat follows nothing. */
   if (fchmodat (dirfd, name, perm, 0) < 0)
     return kist_error_make (err, errno, "chmod %s to %04o", n->path, (unsigned) perm);
 
@@ -180,7 +181,7 @@ verify:
     return kist_error_make (err, EIO, "verify %s: not a %s %u:%u (mode %o, rdev %u:%u)", n->path,
                             type_name (n->type), n->maj, n->min, (unsigned) st.st_mode,
                             major (st.st_rdev), minor (st.st_rdev));
-  if (*how == HOW_MKNOD
+  if (*how != HOW_BIND
       && ((st.st_mode & 07777) != perm || st.st_uid != n->uid || st.st_gid != n->gid))
     return kist_error_make (err, EIO, "verify %s: mode %04o owner %u:%u, expected %04o %u:%u",
                             n->path, (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid,

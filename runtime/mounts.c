@@ -468,8 +468,12 @@ setattr_tree (int tree, const struct attrs *a, bool recursive, struct kist_error
   struct mount_attr attr = { .attr_set = a->set, .attr_clr = a->clr };
   if (mount_setattr (tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr)
       < 0)
-    return kist_error_make (err, errno, "mount_setattr (%s flags)",
-                            recursive ? "recursive" : "top-level");
+    return kist_error_make (err, errno, "mount_setattr (%s flags)%s",
+                            recursive ? "recursive" : "top-level",
+                            errno == EPERM && a->clr
+                                ? " (a flag the source has cannot be cleared here: it is locked "
+                                  "by the user namespace)"
+                                : "");
   return 0;
 }
 

@@ -102,7 +102,7 @@ check_kind (int fd, const char *path, enum kist_mkpath_kind kind, struct kist_er
   if (kind == KIST_MKPATH_FILE && S_ISDIR (st.st_mode))
     return kist_error_make (err, EISDIR,
                             "`%s` exists inside the container root and is a directory, but a "
-                            "file is needed (the mount source is not a directory)",
+                            "file is needed here",
                             path);
   return 0;
 }
@@ -147,7 +147,7 @@ mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kin
         after++;
       bool last = after >= len;
 
-      _cleanup_free_ char *prefix = xasprintf ("/%.*s", (int) end, cur);
+      _cleanup_free_ char *prefix = xasprintf ("%s%.*s", cur[0] == '/' ? "" : "/", (int) end, cur);
       _cleanup_free_ char *comp = xasprintf ("%.*s", (int) (end - start), cur + start);
       int fd = -ENOENT;
       for (int attempt = 0; attempt < RESOLVE_RETRIES; attempt++)

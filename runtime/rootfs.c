@@ -67,7 +67,7 @@ mi_unescape (const char *s, size_t len)
   char *out = xmalloc (len + 1), *o = out;
   for (size_t i = 0; i < len; i++)
     {
-      if (s[i] == '\\' && i + 3 < len + 1 && s[i + 1] >= '0' && s[i + 1] <= '3'
+      if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3'
           && s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7')
         {
           *o++ = (char) (((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0'));
@@ -384,11 +384,38 @@ bind_rootfs (struct kist_ctx *ctx, char **detail, struct kist_error **err)
   return 0;
 }
 
+/* Every mount change below must happen in the container's own mount
+ * namespace: never, whatever the policy, in the host's. */
+static int
+check_own_mount_ns (struct kist_ctx *ctx, struct kist_error **err)
+{
+  struct stat st;
+  if (stat ("/proc/self/ns/mnt", &st) < 0)
+    return kist_error_make (err, errno, "stat /proc/self/ns/mnt");
+  if (ctx->host_ns_ino[KIST_NS_MOUNT] == 0)
+    return kist_error_make (err, EINVAL,
+                            "the host's mount namespace was not recorded before clone; refusing "
+                            "to change any mount");
+  if (st.st_ino == ctx->host_ns_ino[KIST_NS_MOUNT] && st.st_dev == ctx->host_ns_dev[KIST_NS_MOUNT])
+    return kist_error_make (err, EPERM,
+                            "the container init is still in the host's mount namespace; kist "
+                            "sets up the root only in a new one: add {\"type\": \"mount\"} to "
+                            "linux.namespaces");
+  return 0;
+}
+
 int
 kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   if (ctx->rootfs == NULL)
     return kist_error_make (err, EINVAL, "rootfs: no root path");
+  _cleanup_error_ struct kist_error *nserr = NULL;
+  if (check_own_mount_ns (ctx, &nserr) < 0)
+    {
+      /* Recorded, but never allowed to degrade. */
+      kist_report_failed (r, "rootfs.bind", "", nserr->errnum, NULL, "%s", nserr->msg);
+      return kist_error_make (err, 0, "rootfs: %s", nserr->msg);
+    }
   int ret = apply_propagation (ctx, r, err);
   if (ret < 0)
     return ret;
