@@ -154,30 +154,19 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
 
 /* ---------------------------------------------------------------- parent */
 
+/* ROOT/ID/start.sock, addressed through the state dir fd (a path of any
+ * length fits): the parent listens on it before clone, `start` connects. */
 static int
-open_start_socket (int state_dirfd, struct kist_error **err)
+start_socket (int state_dirfd, bool server, struct kist_error **err)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/start.sock", state_dirfd);
   _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0)
     return kist_error_make (err, errno, "socket(AF_UNIX)");
-  if (bind (s, (struct sockaddr *) &addr, sizeof addr) < 0)
-    return kist_error_make (err, errno, "bind the start socket in the state directory");
-  if (listen (s, 4) < 0)
-    return kist_error_make (err, errno, "listen on the start socket");
-  return steal_fd (&s);
-}
-
-static int
-connect_start_socket (int state_dirfd, struct kist_error **err)
-{
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/start.sock", state_dirfd);
-  _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    return kist_error_make (err, errno, "socket(AF_UNIX)");
-  if (connect (s, (struct sockaddr *) &addr, sizeof addr) < 0)
+  if (server && (bind (s, (struct sockaddr *) &addr, sizeof addr) < 0 || listen (s, 4) < 0))
+    return kist_error_make (err, errno, "listen on the start socket in the state directory");
+  if (!server && connect (s, (struct sockaddr *) &addr, sizeof addr) < 0)
     return kist_error_make (err, errno, "connect to the container's start socket");
   return steal_fd (&s);
 }
@@ -412,7 +401,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     }
   sync_parent = pair[0];
   sync_child = pair[1];
-  start_fd = open_start_socket (state_dirfd, err);
+  start_fd = start_socket (state_dirfd, true, err);
   if (start_fd < 0)
     {
       ret = -1;
@@ -522,7 +511,7 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r, struct 
                              id, kist_status_name (status));
       goto out;
     }
-  conn = connect_start_socket (dirfd, err);
+  conn = start_socket (dirfd, false, err);
   if (conn < 0)
     {
       ret = -1;
