@@ -18,7 +18,7 @@
 
 #include "caps.h"
 #include "container.h"
-#include "resolve.h"
+#include "procfs.h"
 #include "util.h"
 
 static const char *const cap_names[KIST_CAP_LAST_KNOWN + 1] = {
@@ -227,69 +227,20 @@ mask_names (uint64_t mask)
   return s;
 }
 
-/* "not procfs" error: errno EXDEV for the report, without its confusing
- * strerror ("Invalid cross-device link") in the message. */
-static int
-not_procfs (struct kist_error **err, const char *path)
-{
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "`%s` in the container root is not on procfs; mount proc at /proc "
-                   "(config.mounts)",
-                   path);
-  if (created && *err)
-    (*err)->errnum = EXDEV;
-  return -EXDEV;
-}
-
-/* The container's /proc/self/status, resolved in the container root and
- * checked to be procfs. */
-static int
-read_proc_self_status (const struct kist_ctx *ctx, char **out, struct kist_error **err)
-{
-  const char *path = "/proc/self/status";
-  _cleanup_close_ int fd = -1;
-  if (ctx->rootfs_fd >= 0)
-    {
-      fd = kist_resolve_open (ctx->rootfs_fd, path, O_RDONLY, 0, err);
-      if (fd < 0)
-        return fd;
-    }
-  else
-    {
-      fd = open (path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
-        return kist_error_make (err, errno, "open `%s`", path);
-    }
-  struct statfs sfs;
-  if (fstatfs (fd, &sfs) < 0)
-    return kist_error_make (err, errno, "fstatfs `%s`", path);
-  if (sfs.f_type != PROC_SUPER_MAGIC)
-    return not_procfs (err, path);
-  int ret = kist_read_fd (fd, 1 << 20, out, NULL, err);
-  if (ret < 0)
-    return kist_error_wrap (err, "`%s`", path);
-  return 0;
-}
-
+/* A hexadecimal Cap* line of /proc/self/status. */
 static int
 status_hex (const char *status, const char *field, uint64_t *out)
 {
-  size_t fl = strlen (field);
-  for (const char *p = status; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL)
-    {
-      if (strncmp (p, field, fl) == 0 && p[fl] == ':')
-        {
-          char *end = NULL;
-          errno = 0;
-          unsigned long long v = strtoull (p + fl + 1, &end, 16);
-          if (errno || end == p + fl + 1)
-            return -EINVAL;
-          *out = v;
-          return 0;
-        }
-    }
-  return -ENOENT;
+  _cleanup_free_ char *v = kist_proc_status_field (status, field);
+  if (v == NULL)
+    return -ENOENT;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long n = strtoull (v, &end, 16);
+  if (errno || end == v)
+    return -EINVAL;
+  *out = n;
+  return 0;
 }
 
 /* Steps 1-5.  Returns 0, or -errno with *why set. */
@@ -405,7 +356,7 @@ verify_sets (const struct kist_ctx *ctx, const uint64_t want[SET_COUNT], uint64_
   _cleanup_error_ struct kist_error *rerr = NULL;
   _cleanup_free_ char *status = NULL;
   *source = "/proc/self/status";
-  if (read_proc_self_status (ctx, &status, &rerr) < 0)
+  if (kist_proc_read (ctx, "/proc/self/status", 0, &status, &rerr) < 0)
     {
       if (rerr->errnum != ENOENT && rerr->errnum != EXDEV)
         {

@@ -223,7 +223,7 @@ kist_create_write_report (const struct kist_create_opts *o, const struct kist_re
   if (r == NULL)
     return 0;
   if (o->report_path && kist_report_write_path (r, o->report_path, err) < 0)
-    return kist_error_wrap (err, "--report");
+    return -1;
   if (o->report_fd >= 0 && kist_report_write_fd (r, o->report_fd, err) < 0)
     return kist_error_wrap (err, "--report-fd %d", o->report_fd);
   return 0;
@@ -337,7 +337,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file };
   struct kist_report *r = NULL;
-  bool state_created = false;
+  bool state_created = false, report_written = false;
   int ret;
 
   if (kist_id_validate (o->id, err) < 0)
@@ -460,7 +460,10 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if (o->pid_file && (ret = write_pid_file (o->pid_file, pid, err)) < 0)
     goto fail;
   if ((ret = kist_create_write_report (o, r, err)) < 0)
-    goto fail;
+    {
+      report_written = true; /* do not try (and fail) again below */
+      goto fail;
+    }
   *pid_out = pid;
   return 0;
 
@@ -471,7 +474,7 @@ fail:
       while (waitpid (ctx.pid, NULL, 0) < 0 && errno == EINTR)
         ;
     }
-  if (r)
+  if (r && !report_written)
     {
       /* The report says what was applied and what failed; write it anyway. */
       _cleanup_error_ struct kist_error *werr = NULL;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
@@ -42,21 +42,6 @@ kist_log_init (const char *path, bool json, bool debug)
     }
 }
 
-static void
-gen_str (yajl_gen g, const char *s)
-{
-  /* Invalid UTF-8 would make the line unparseable for the engine: degrade
-   * the offending bytes to '?' instead. */
-  if (yajl_gen_string (g, (const unsigned char *) s, strlen (s)) == yajl_gen_invalid_string)
-    {
-      _cleanup_free_ char *c = xstrdup (s);
-      for (char *p = c; *p; p++)
-        if ((unsigned char) *p >= 0x80)
-          *p = '?';
-      yajl_gen_string (g, (const unsigned char *) c, strlen (c));
-    }
-}
-
 /* {"level":"...","msg":"...","time":"..."}\n */
 static char *
 json_line (const char *level, const char *msg, size_t *len)
@@ -64,17 +49,16 @@ json_line (const char *level, const char *msg, size_t *len)
   _cleanup_free_ char *now = kist_time_rfc3339 ();
   const unsigned char *buf = NULL;
   size_t n = 0;
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    abort ();
-  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+  /* Invalid UTF-8 would make the line unparseable for the engine: the
+   * lossy strings degrade the offending bytes to '?' instead. */
+  yajl_gen g = kist_json_gen_new (false, true);
   yajl_gen_map_open (g);
-  gen_str (g, "level");
-  gen_str (g, level);
-  gen_str (g, "msg");
-  gen_str (g, msg);
-  gen_str (g, "time");
-  gen_str (g, now);
+  kist_json_gen_str_lossy (g, "level");
+  kist_json_gen_str_lossy (g, level);
+  kist_json_gen_str_lossy (g, "msg");
+  kist_json_gen_str_lossy (g, msg);
+  kist_json_gen_str_lossy (g, "time");
+  kist_json_gen_str_lossy (g, now);
   yajl_gen_map_close (g);
   yajl_gen_get_buf (g, &buf, &n);
   char *line = xmalloc (n + 2);

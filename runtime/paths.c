@@ -78,6 +78,25 @@ dir_is_empty (int rootfd, const char *path, struct kist_error **err)
   return ret;
 }
 
+/* Open an entry of the layer's list as the mount target (O_PATH, resolved in
+ * the root) into *fd.  A missing path is not an error: it is added to
+ * *skipped and *fd stays -1. */
+static int
+open_target (int rootfd, const char *layer, const char *path, int *fd, char **skipped,
+             struct kist_error **err)
+{
+  _cleanup_error_ struct kist_error *e = NULL;
+  *fd = kist_resolve_open (rootfd, path, O_PATH, 0, &e);
+  if (*fd >= 0)
+    return 0;
+  if (e->errnum == ENOENT)
+    {
+      append_word (skipped, path);
+      return 0;
+    }
+  return kist_error_make (err, e->errnum, "%s: %s", layer, e->msg);
+}
+
 /* ---------------------------------------------------------- masked_paths */
 
 static int
@@ -156,17 +175,11 @@ masked_apply (struct kist_ctx *ctx, char **masked, char **detail, struct kist_er
 
   for (char **p = masked; *p; p++)
     {
-      _cleanup_error_ struct kist_error *e = NULL;
-      _cleanup_close_ int target = kist_resolve_open (ctx->rootfs_fd, *p, O_PATH, 0, &e);
+      _cleanup_close_ int target = -1;
+      if (open_target (ctx->rootfs_fd, "masked_paths", *p, &target, &skipped, err) < 0)
+        return -1;
       if (target < 0)
-        {
-          if (e->errnum == ENOENT)
-            {
-              append_word (&skipped, *p);
-              continue;
-            }
-          return kist_error_make (err, e->errnum, "masked_paths: %s", e->msg);
-        }
+        continue;
       struct stat st;
       if (fstat (target, &st) < 0)
         return kist_error_make (err, errno, "masked_paths: stat `%s`", *p);
@@ -226,17 +239,11 @@ readonly_apply (struct kist_ctx *ctx, char **paths, char **detail, struct kist_e
   size_t n = 0;
   for (char **p = paths; *p; p++)
     {
-      _cleanup_error_ struct kist_error *e = NULL;
-      _cleanup_close_ int target = kist_resolve_open (ctx->rootfs_fd, *p, O_PATH, 0, &e);
+      _cleanup_close_ int target = -1;
+      if (open_target (ctx->rootfs_fd, "readonly_paths", *p, &target, &skipped, err) < 0)
+        return -1;
       if (target < 0)
-        {
-          if (e->errnum == ENOENT)
-            {
-              append_word (&skipped, *p);
-              continue;
-            }
-          return kist_error_make (err, e->errnum, "readonly_paths: %s", e->msg);
-        }
+        continue;
       if (readonly_one (ctx->rootfs_fd, *p, target, err) < 0)
         return kist_error_wrap (err, "readonly_paths");
       append_word (&done, *p);
@@ -250,45 +257,35 @@ readonly_apply (struct kist_ctx *ctx, char **paths, char **detail, struct kist_e
 
 /* ------------------------------------------------------------- the layer */
 
+typedef int (*paths_apply_fn) (struct kist_ctx *ctx, char **paths, char **detail,
+                               struct kist_error **err);
+
+/* One layer: record it as not requested, failed or applied. */
+static int
+paths_layer (struct kist_ctx *ctx, struct kist_report *r, const char *layer, char **paths,
+             const char *not_requested, paths_apply_fn apply, struct kist_error **err)
+{
+  _cleanup_error_ struct kist_error *e = NULL;
+  _cleanup_free_ char *detail = NULL;
+  if (paths == NULL || paths[0] == NULL)
+    kist_report_skip (r, layer, "%s", not_requested);
+  else if (ctx->rootfs_fd < 0)
+    return kist_report_failed (r, layer, "", EBADF, err, "the rootfs was not prepared");
+  else if (apply (ctx, paths, &detail, &e) < 0)
+    return kist_report_failed (r, layer, "", e->errnum ? e->errnum : EIO, err, "%s", e->msg);
+  else
+    kist_report_applied (r, layer, "", "%s", detail);
+  return 0;
+}
+
 int
 kist_paths_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   const struct kist_linux *lx = ctx->spec->linux_;
-  char **masked = lx ? lx->masked_paths : NULL;
-  char **ro = lx ? lx->readonly_paths : NULL;
-  _cleanup_error_ struct kist_error *e = NULL;
-  _cleanup_free_ char *detail = NULL;
-  int ret;
-
-  if (masked == NULL || masked[0] == NULL)
-    kist_report_skip (r, "masked_paths", "no linux.maskedPaths");
-  else if (ctx->rootfs_fd < 0)
-    {
-      if ((ret = kist_report_failed (r, "masked_paths", "", EBADF, err,
-                                     "the rootfs was not prepared"))
-          < 0)
-        return ret;
-    }
-  else if (masked_apply (ctx, masked, &detail, &e) < 0)
-    {
-      if ((ret = kist_report_failed (r, "masked_paths", "", e->errnum ? e->errnum : EIO, err, "%s",
-                                     e->msg))
-          < 0)
-        return ret;
-    }
-  else
-    kist_report_applied (r, "masked_paths", "", "%s", detail);
-
-  kist_error_freep (&e);
-  kist_freep (&detail);
-  if (ro == NULL || ro[0] == NULL)
-    kist_report_skip (r, "readonly_paths", "no linux.readonlyPaths");
-  else if (ctx->rootfs_fd < 0)
-    return kist_report_failed (r, "readonly_paths", "", EBADF, err, "the rootfs was not prepared");
-  else if (readonly_apply (ctx, ro, &detail, &e) < 0)
-    return kist_report_failed (r, "readonly_paths", "", e->errnum ? e->errnum : EIO, err, "%s",
-                               e->msg);
-  else
-    kist_report_applied (r, "readonly_paths", "", "%s", detail);
-  return 0;
+  int ret = paths_layer (ctx, r, "masked_paths", lx ? lx->masked_paths : NULL,
+                         "no linux.maskedPaths", masked_apply, err);
+  if (ret < 0)
+    return ret;
+  return paths_layer (ctx, r, "readonly_paths", lx ? lx->readonly_paths : NULL,
+                      "no linux.readonlyPaths", readonly_apply, err);
 }

@@ -8,96 +8,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "container.h"
+#include "procfs.h"
 #include "resolve.h"
 #include "util.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-/* "not procfs" error: errno EXDEV for the report, without its confusing
- * strerror ("Invalid cross-device link") in the message. */
-static int
-not_procfs (struct kist_error **err, const char *path)
-{
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "`%s` in the container root is not on procfs; mount proc at /proc "
-                   "(config.mounts)",
-                   path);
-  if (created && *err)
-    (*err)->errnum = EXDEV;
-  return -EXDEV;
-}
-
-/* Open /proc/self/NAME of the container's proc: resolved inside the root
- * (ctx->rootfs_fd; "/" when there is none) and checked to be procfs. */
-static int
-open_proc_self (const struct kist_ctx *ctx, const char *name, int flags, struct kist_error **err)
-{
-  _cleanup_free_ char *path = xasprintf ("/proc/self/%s", name);
-  _cleanup_close_ int fd = -1;
-  if (ctx->rootfs_fd >= 0)
-    {
-      fd = kist_resolve_open (ctx->rootfs_fd, path, flags, 0, err);
-      if (fd < 0)
-        return fd;
-    }
-  else
-    {
-      fd = open (path, flags | O_CLOEXEC);
-      if (fd < 0)
-        return kist_error_make (err, errno, "open `%s`", path);
-    }
-  struct statfs sfs;
-  if (fstatfs (fd, &sfs) < 0)
-    return kist_error_make (err, errno, "fstatfs `%s`", path);
-  if (sfs.f_type != PROC_SUPER_MAGIC)
-    return not_procfs (err, path);
-  return steal_fd (&fd);
-}
-
-static int
-read_proc_self (const struct kist_ctx *ctx, const char *name, char **out, struct kist_error **err)
-{
-  _cleanup_close_ int fd = open_proc_self (ctx, name, O_RDONLY, err);
-  if (fd < 0)
-    return fd;
-  if (kist_read_fd (fd, 1 << 20, out, NULL, err) < 0)
-    return kist_error_wrap (err, "/proc/self/%s", name);
-  return 0;
-}
-
-/* The value after "Field:" in /proc/self/status, trimmed (newly allocated). */
-static char *
-status_field (const char *status, const char *field)
-{
-  size_t fl = strlen (field);
-  const char *p = status;
-  while (p && *p)
-    {
-      if (strncmp (p, field, fl) == 0 && p[fl] == ':')
-        {
-          const char *v = p + fl + 1;
-          while (*v == ' ' || *v == '\t')
-            v++;
-          const char *eol = strchr (v, '\n');
-          return strndup (v, eol ? (size_t) (eol - v) : strlen (v));
-        }
-      p = strchr (p, '\n');
-      if (p)
-        p++;
-    }
-  return NULL;
-}
 
 /* ---- oom_score_adj */
 
@@ -116,11 +39,11 @@ apply_oom_score_adj (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 
   _cleanup_error_ struct kist_error *e = NULL;
   _cleanup_free_ char *before = NULL;
-  if (read_proc_self (ctx, "oom_score_adj", &before, &e) < 0)
+  if (kist_proc_read (ctx, "/proc/self/oom_score_adj", 0, &before, &e) < 0)
     return kist_report_failed (r, layer, requested, e->errnum, err, "%s", e->msg);
   kist_rstrip (before);
 
-  _cleanup_close_ int fd = open_proc_self (ctx, "oom_score_adj", O_WRONLY, &e);
+  _cleanup_close_ int fd = kist_proc_open (ctx, "/proc/self/oom_score_adj", O_WRONLY, &e);
   if (fd < 0)
     return kist_report_failed (r, layer, requested, e->errnum, err, "%s", e->msg);
   int ret = kist_write_all (fd, requested, strlen (requested));
@@ -137,7 +60,7 @@ apply_oom_score_adj (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
     }
 
   _cleanup_free_ char *after = NULL;
-  if (read_proc_self (ctx, "oom_score_adj", &after, &e) < 0)
+  if (kist_proc_read (ctx, "/proc/self/oom_score_adj", 0, &after, &e) < 0)
     return kist_report_failed (r, layer, requested, e->errnum, err, "reading back: %s", e->msg);
   kist_rstrip (after);
   int got;
@@ -391,7 +314,7 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
   {
     _cleanup_error_ struct kist_error *e = NULL;
     _cleanup_free_ char *sg = NULL;
-    if (read_proc_self (ctx, "setgroups", &sg, &e) == 0)
+    if (kist_proc_read (ctx, "/proc/self/setgroups", 0, &sg, &e) == 0)
       denied = strcmp (kist_rstrip (sg), "deny") == 0;
   }
   bool groups_set = false;
@@ -512,7 +435,7 @@ kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
                                "PR_GET_NO_NEW_PRIVS reads back %d", v);
   _cleanup_error_ struct kist_error *e = NULL;
   _cleanup_free_ char *status = NULL;
-  if (read_proc_self (ctx, "status", &status, &e) < 0)
+  if (kist_proc_read (ctx, "/proc/self/status", 0, &status, &e) < 0)
     {
       if (e->errnum == ENOENT || e->errnum == EXDEV)
         {
@@ -522,7 +445,7 @@ kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
         }
       return kist_report_failed (r, layer, "", e->errnum, err, "reading back: %s", e->msg);
     }
-  _cleanup_free_ char *line = status_field (status, "NoNewPrivs");
+  _cleanup_free_ char *line = kist_proc_status_field (status, "NoNewPrivs");
   if (line == NULL || strcmp (line, "1") != 0)
     return kist_report_failed (r, layer, "", EPROTO, err, "/proc/self/status says NoNewPrivs: %s",
                                line ? line : "(missing)");

@@ -11,9 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
 
+#include "json.h"
 #include "report.h"
 #include "util.h"
 
@@ -653,55 +652,12 @@ gen_layer (yajl_gen g, const struct kist_layer *l)
   yajl_gen_map_close (g);
 }
 
-/* Copy the generator's buffer, without the trailing newline yajl adds in
- * beautify mode. */
-static char *
-gen_take (yajl_gen g)
-{
-  const unsigned char *out = NULL;
-  size_t len = 0;
-  if (yajl_gen_get_buf (g, &out, &len) != yajl_gen_status_ok)
-    abort ();
-  while (len > 0 && out[len - 1] == '\n')
-    len--;
-  char *s = xmalloc (len + 1);
-  size_t o = 0;
-  for (size_t i = 0; i < len; i++)
-    {
-      s[o++] = (char) out[i];
-      /* yajl beautifies an empty array or object as "[\n\n  ]": write "[]".
-       * A raw newline never occurs inside a JSON string, so this only ever
-       * matches formatting. */
-      if ((out[i] == '[' || out[i] == '{') && i + 2 < len && out[i + 1] == '\n'
-          && out[i + 2] == '\n')
-        {
-          size_t j = i + 3;
-          while (j < len && out[j] == ' ')
-            j++;
-          if (j < len && out[j] == (out[i] == '[' ? ']' : '}'))
-            {
-              s[o++] = (char) out[j];
-              i = j;
-            }
-        }
-    }
-  s[o] = '\0';
-  return s;
-}
-
 char *
 kist_report_to_json (const struct kist_report *r, bool pretty)
 {
   if (r == NULL)
     return NULL;
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    abort ();
-  if (pretty)
-    {
-      yajl_gen_config (g, yajl_gen_beautify, 1);
-      yajl_gen_config (g, yajl_gen_indent_string, "  ");
-    }
+  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (pretty, false);
 
   yajl_gen_map_open (g);
   gen_str (g, "reportVersion");
@@ -753,30 +709,28 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
   gen_key_str (g, "summary", summary);
   yajl_gen_map_close (g);
 
-  char *s = gen_take (g);
-  yajl_gen_free (g);
-  return s;
+  return kist_json_gen_take (g);
 }
 
 /* ---- JSON -> text ------------------------------------------------------- */
 
-static yajl_val
-obj_get (yajl_val obj, const char *key)
+/* One entry of "layers" as stored; a member is NULL when absent. */
+struct layer_json
 {
-  if (!YAJL_IS_OBJECT (obj))
-    return NULL;
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
+  yajl_val name, req, applied, detail, eno, reason;
+};
 
-static void
-yajl_tree_freep (yajl_val *v)
+static struct layer_json
+layer_json_get (yajl_val l)
 {
-  if (*v)
-    yajl_tree_free (*v);
-  *v = NULL;
+  return (struct layer_json){
+    .name = kist_json_obj_get (l, "layer"),
+    .req = kist_json_obj_get (l, "requested"),
+    .applied = kist_json_obj_get (l, "applied"),
+    .detail = kist_json_obj_get (l, "detail"),
+    .eno = kist_json_obj_get (l, "errno"),
+    .reason = kist_json_obj_get (l, "reason"),
+  };
 }
 
 /* Printable copy for a terminal: control characters become '?'. */
@@ -807,7 +761,7 @@ char *
 kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
 {
   char errbuf[256] = "";
-  __attribute__ ((cleanup (yajl_tree_freep))) yajl_val root = NULL;
+  _cleanup_yajl_ yajl_val root = NULL;
 
   if (json == NULL)
     {
@@ -834,13 +788,13 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
       kist_error_make (err, EINVAL, "report: expected a JSON object at the top level");
       return NULL;
     }
-  yajl_val layers = obj_get (root, "layers");
+  yajl_val layers = kist_json_obj_get (root, "layers");
   if (!YAJL_IS_ARRAY (layers))
     {
       kist_error_make (err, EINVAL, "report: `layers` is missing or not an array");
       return NULL;
     }
-  yajl_val summary = obj_get (root, "summary");
+  yajl_val summary = kist_json_obj_get (root, "summary");
   if (summary != NULL && !YAJL_IS_STRING (summary))
     {
       kist_error_make (err, EINVAL, "report: `summary` is not a string");
@@ -860,37 +814,33 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
     {
       yajl_val l = layers->u.array.values[i];
       char **row = &cells[(i + 1) * N_COLS];
-      yajl_val name = obj_get (l, "layer");
-      yajl_val req = obj_get (l, "requested");
-      yajl_val applied = obj_get (l, "applied");
-      yajl_val detail = obj_get (l, "detail");
-      yajl_val eno = obj_get (l, "errno");
-      yajl_val reason = obj_get (l, "reason");
-      if (!YAJL_IS_OBJECT (l) || !YAJL_IS_STRING (name))
+      struct layer_json v = layer_json_get (l);
+      if (!YAJL_IS_OBJECT (l) || !YAJL_IS_STRING (v.name))
         {
           kist_error_make (err, EINVAL,
                            "report: layers[%zu]: expected an object with a string `layer`", i);
           goto out;
         }
-      bool is_req = !YAJL_IS_FALSE (req) && req != NULL && !YAJL_IS_NULL (req);
-      bool is_applied = YAJL_IS_TRUE (applied);
-      row[0] = cell_text (YAJL_GET_STRING (name));
-      if (YAJL_IS_STRING (req))
-        row[1] = cell_text (YAJL_GET_STRING (req));
+      bool is_req = !YAJL_IS_FALSE (v.req) && v.req != NULL && !YAJL_IS_NULL (v.req);
+      bool is_applied = YAJL_IS_TRUE (v.applied);
+      row[0] = cell_text (YAJL_GET_STRING (v.name));
+      if (YAJL_IS_STRING (v.req))
+        row[1] = cell_text (YAJL_GET_STRING (v.req));
       else
         row[1] = xstrdup (is_req ? "yes" : "no");
       row[2] = xstrdup (!is_req ? "-" : is_applied ? "yes" : "no");
-      if (is_req && !is_applied && (YAJL_IS_STRING (eno) || YAJL_IS_STRING (reason)))
+      if (is_req && !is_applied && (YAJL_IS_STRING (v.eno) || YAJL_IS_STRING (v.reason)))
         {
           _cleanup_free_ char *t = NULL;
-          if (YAJL_IS_STRING (eno) && YAJL_IS_STRING (reason))
-            t = xasprintf ("%s: %s", YAJL_GET_STRING (eno), YAJL_GET_STRING (reason));
+          if (YAJL_IS_STRING (v.eno) && YAJL_IS_STRING (v.reason))
+            t = xasprintf ("%s: %s", YAJL_GET_STRING (v.eno), YAJL_GET_STRING (v.reason));
           else
-            t = xstrdup (YAJL_IS_STRING (eno) ? YAJL_GET_STRING (eno) : YAJL_GET_STRING (reason));
+            t = xstrdup (YAJL_IS_STRING (v.eno) ? YAJL_GET_STRING (v.eno)
+                                                : YAJL_GET_STRING (v.reason));
           row[3] = cell_text (t);
         }
       else
-        row[3] = cell_text (YAJL_IS_STRING (detail) ? YAJL_GET_STRING (detail) : "");
+        row[3] = cell_text (YAJL_IS_STRING (v.detail) ? YAJL_GET_STRING (v.detail) : "");
     }
 
   for (size_t i = 0; i < nrows; i++)
@@ -935,17 +885,30 @@ out:
 
 /* ---- writing ------------------------------------------------------------ */
 
-int
-kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error **err)
+/* The pretty JSON report and a final newline; *len is its length.  NULL
+ * when r is NULL. */
+static char *
+report_json_line (const struct kist_report *r, size_t *len)
 {
-  _cleanup_free_ char *json = kist_report_to_json (r, true);
+  char *json = kist_report_to_json (r, true);
   if (json == NULL)
-    return kist_error_make (err, EINVAL, "report: nothing to write");
+    return NULL;
   size_t n = strlen (json);
   json = xrealloc (json, n + 2);
   json[n] = '\n';
   json[n + 1] = '\0';
-  int ret = kist_write_all (fd, json, n + 1);
+  *len = n + 1;
+  return json;
+}
+
+int
+kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error **err)
+{
+  size_t len = 0;
+  _cleanup_free_ char *json = report_json_line (r, &len);
+  if (json == NULL)
+    return kist_error_make (err, EINVAL, "report: nothing to write");
+  int ret = kist_write_all (fd, json, len);
   if (ret < 0)
     return kist_error_make (err, -ret, "write the report to fd %d", fd);
   return 0;
@@ -955,14 +918,11 @@ int
 kist_report_write_at (const struct kist_report *r, int dirfd, const char *name, mode_t mode,
                       struct kist_error **err)
 {
-  _cleanup_free_ char *json = kist_report_to_json (r, true);
+  size_t len = 0;
+  _cleanup_free_ char *json = report_json_line (r, &len);
   if (json == NULL)
     return kist_error_make (err, EINVAL, "report: nothing to write");
-  size_t n = strlen (json);
-  json = xrealloc (json, n + 2);
-  json[n] = '\n';
-  json[n + 1] = '\0';
-  if (kist_write_file_atomic (dirfd, name, json, n + 1, mode, err) < 0)
+  if (kist_write_file_atomic (dirfd, name, json, len, mode, err) < 0)
     return kist_error_wrap (err, "write the report");
   return 0;
 }
@@ -1008,14 +968,17 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
   _cleanup_free_ char *copy = xmalloc (len + 1);
   memcpy (copy, json, len);
   copy[len] = '\0';
-  __attribute__ ((cleanup (yajl_tree_freep))) yajl_val tree = yajl_tree_parse (copy, ebuf, sizeof ebuf);
+  _cleanup_yajl_ yajl_val tree = yajl_tree_parse (copy, ebuf, sizeof ebuf);
   if (tree == NULL || !YAJL_IS_OBJECT (tree))
     {
       kist_error_make (err, EINVAL, "report.json: malformed JSON: %s", ebuf);
       return NULL;
     }
-  yajl_val id = obj_get (tree, "id"), op = obj_get (tree, "operation"), pid = obj_get (tree, "pid");
-  yajl_val layers = obj_get (tree, "layers"), allow = obj_get (tree, "allowDegraded");
+  yajl_val id = kist_json_obj_get (tree, "id");
+  yajl_val op = kist_json_obj_get (tree, "operation");
+  yajl_val pid = kist_json_obj_get (tree, "pid");
+  yajl_val layers = kist_json_obj_get (tree, "layers");
+  yajl_val allow = kist_json_obj_get (tree, "allowDegraded");
   if (!YAJL_IS_STRING (id) || !YAJL_IS_STRING (op) || !YAJL_IS_ARRAY (layers))
     {
       kist_error_make (err, EINVAL, "report.json: missing id, operation or layers");
@@ -1037,17 +1000,17 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
       yajl_val e = layers->u.array.values[i];
-      yajl_val name = obj_get (e, "layer"), req = obj_get (e, "requested");
-      yajl_val applied = obj_get (e, "applied"), detail = obj_get (e, "detail");
-      yajl_val reason = obj_get (e, "reason"), eno = obj_get (e, "errno");
-      if (!YAJL_IS_STRING (name))
+      struct layer_json v = layer_json_get (e);
+      if (!YAJL_IS_STRING (v.name))
         continue;
-      struct kist_layer l = { .name = YAJL_GET_STRING (name) };
-      l.requested = YAJL_IS_STRING (req) ? YAJL_GET_STRING (req) : YAJL_IS_TRUE (req) ? "" : NULL;
-      l.applied = YAJL_IS_TRUE (applied);
-      l.detail = YAJL_IS_STRING (detail) ? YAJL_GET_STRING (detail) : NULL;
-      l.reason = YAJL_IS_STRING (reason) ? YAJL_GET_STRING (reason) : NULL;
-      const char *ename = YAJL_IS_STRING (eno) ? YAJL_GET_STRING (eno) : NULL;
+      struct kist_layer l = { .name = YAJL_GET_STRING (v.name) };
+      l.requested = YAJL_IS_STRING (v.req) ? YAJL_GET_STRING (v.req)
+                    : YAJL_IS_TRUE (v.req)   ? ""
+                                             : NULL;
+      l.applied = YAJL_IS_TRUE (v.applied);
+      l.detail = YAJL_IS_STRING (v.detail) ? YAJL_GET_STRING (v.detail) : NULL;
+      l.reason = YAJL_IS_STRING (v.reason) ? YAJL_GET_STRING (v.reason) : NULL;
+      const char *ename = YAJL_IS_STRING (v.eno) ? YAJL_GET_STRING (v.eno) : NULL;
       if (ename)
         for (int n = 1; n < 4096; n++)
           if (strcmp (kist_errno_name (n), ename) == 0)

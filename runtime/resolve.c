@@ -26,27 +26,30 @@
 /* Symlinks followed by hand in kist_resolve_mkpath (dangling ones only). */
 #define MKPATH_MAX_LINKS 40
 
-/* openat2 in the root; returns the fd or -errno. */
-static int
-resolve_raw (int rootfd, const char *path, int flags, mode_t mode)
+int
+kist_openat2 (int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
+  struct open_how how = { .flags = (uint64_t) (flags | O_CLOEXEC), .resolve = resolve };
   if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
     how.mode = mode;
-  if (path == NULL || path[0] == '\0')
-    path = ".";
   for (int i = 0; i < RESOLVE_RETRIES; i++)
     {
-      long fd = syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+      long fd = syscall (SYS_openat2, dirfd, path, &how, sizeof how);
       if (fd >= 0)
         return (int) fd;
       if (errno != EAGAIN && errno != EINTR)
         break;
     }
   return -errno;
+}
+
+/* openat2 in the root; returns the fd or -errno. */
+static int
+resolve_raw (int rootfd, const char *path, int flags, mode_t mode)
+{
+  if (path == NULL || path[0] == '\0')
+    path = ".";
+  return kist_openat2 (rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 int

@@ -12,6 +12,11 @@
 
 #include "error.h"
 
+/* openat2(dirfd, path, flags|O_CLOEXEC, mode, resolve (RESOLVE_* flags)),
+ * retried when a concurrent rename or mount made it fail with EAGAIN.
+ * Returns the fd or -errno (no message: the callers name the context). */
+int kist_openat2 (int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve);
+
 /* openat2(rootfd, path, flags|O_CLOEXEC, mode, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS).
  * Returns the fd or a negative errno with *err filled (message names path). */
 int kist_resolve_open (int rootfd, const char *path, int flags, mode_t mode, struct kist_error **err);

@@ -28,8 +28,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
+#include "json.h"
 #include "spec.h"
 #include "util.h"
 
@@ -139,7 +139,9 @@ jp_err (struct jpath *p, struct kist_error **err, const char *fmt, ...)
 
 /* ---- typed accessors ---------------------------------------------------- */
 
-/* obj[key]; the last one when the key repeats; NULL when absent or null. */
+/* obj[key]; the last one when the key repeats; NULL when absent or null
+ * (Go's encoding/json semantics, see the top; kist_json_obj_get returns the
+ * first one and keeps null). */
 static yajl_val
 obj_get (yajl_val obj, const char *key)
 {
@@ -158,24 +160,59 @@ type_word (yajl_type t)
   return t == yajl_t_object ? "object" : t == yajl_t_array ? "array" : "?";
 }
 
-/* Look key up in obj, push it onto the path and check its type.  Returns 1
- * when present (the caller pops *mark when done), 0 when absent (nothing
- * pushed), negative on error. */
+/* Look key up in obj and push it onto the path.  Returns 1 when present (the
+ * caller pops *mark when done), 0 when absent (nothing pushed), negative when
+ * it is required and missing. */
+static int
+find (struct jpath *p, yajl_val obj, const char *key, bool required, yajl_val *out,
+      size_t *mark, struct kist_error **err)
+{
+  *out = obj_get (obj, key);
+  if (*out == NULL && !required)
+    return 0;
+  *mark = jp_key (p, key);
+  if (*out == NULL)
+    return jp_err (p, err, "required field is missing");
+  return 1;
+}
+
+/* find, and check the type: *out is NULL unless it returns 1. */
 static int
 enter (struct jpath *p, yajl_val obj, const char *key, yajl_type t, bool required, yajl_val *out,
        size_t *mark, struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
-  *out = NULL;
-  if (v == NULL && !required)
-    return 0;
-  *mark = jp_key (p, key);
-  if (v == NULL)
-    return jp_err (p, err, "required field is missing");
-  if (v->type != t)
-    return jp_err (p, err, "expected %s", type_word (t));
-  *out = v;
-  return 1;
+  int r = find (p, obj, key, required, out, mark, err);
+  if (r > 0 && (*out)->type != t)
+    {
+      *out = NULL;
+      return jp_err (p, err, "expected %s", type_word (t));
+    }
+  return r;
+}
+
+/* obj[key] of type t in *out, or NULL when absent; nothing stays pushed. */
+static int
+get_opt (struct jpath *p, yajl_val obj, const char *key, yajl_type t, yajl_val *out,
+         struct kist_error **err)
+{
+  size_t m;
+  int r = enter (p, obj, key, t, false, out, &m, err);
+  if (r > 0)
+    jp_pop (p, m);
+  return r < 0 ? r : 0;
+}
+
+/* Sets *present when obj has an object at key: for the parts kist only has
+ * to notice, so that unsupported.c can refuse them. */
+static int
+get_present (struct jpath *p, yajl_val obj, const char *key, bool *present,
+             struct kist_error **err)
+{
+  yajl_val v;
+  int r = get_opt (p, obj, key, yajl_t_object, &v, err);
+  if (v != NULL)
+    *present = true;
+  return r;
 }
 
 #define S_REQUIRED 0x01
@@ -209,15 +246,13 @@ static int
 get_str (struct jpath *p, yajl_val obj, const char *key, int flags, char **out,
          struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
+  yajl_val v;
+  size_t m;
   *out = NULL;
-  if (v == NULL && !(flags & S_REQUIRED))
-    return 0;
-  size_t m = jp_key (p, key);
-  if (v == NULL)
-    return jp_err (p, err, "required field is missing");
-  int r = val_str (p, v, flags, out, err);
-  if (r < 0)
+  int r = find (p, obj, key, flags & S_REQUIRED, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_str (p, v, flags, out, err)) < 0)
     return r;
   jp_pop (p, m);
   return 0;
@@ -319,14 +354,12 @@ static int
 get_u32 (struct jpath *p, yajl_val obj, const char *key, bool required, uint32_t *out,
          bool *present, struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
-  if (v == NULL && !required)
-    return 0;
-  size_t m = jp_key (p, key);
-  if (v == NULL)
-    return jp_err (p, err, "required field is missing");
-  int r = val_u32 (p, v, out, err);
-  if (r < 0)
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_u32 (p, v, out, err)) < 0)
     return r;
   jp_pop (p, m);
   if (present)
@@ -338,14 +371,12 @@ static int
 get_u64 (struct jpath *p, yajl_val obj, const char *key, bool required, uint64_t *out,
          struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
-  if (v == NULL && !required)
-    return 0;
-  size_t m = jp_key (p, key);
-  if (v == NULL)
-    return jp_err (p, err, "required field is missing");
-  int r = val_u64 (p, v, out, err);
-  if (r < 0)
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_u64 (p, v, out, err)) < 0)
     return r;
   jp_pop (p, m);
   return 0;
@@ -355,14 +386,12 @@ static int
 get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int64_t *out,
          struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
-  if (v == NULL && !required)
-    return 0;
-  size_t m = jp_key (p, key);
-  if (v == NULL)
-    return jp_err (p, err, "required field is missing");
-  int r = val_i64 (p, v, out, err);
-  if (r < 0)
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_i64 (p, v, out, err)) < 0)
     return r;
   jp_pop (p, m);
   return 0;
@@ -373,10 +402,11 @@ static int
 get_int_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
                int *out, bool *present, struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
-  if (v == NULL)
-    return 0;
-  size_t m = jp_key (p, key);
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
   int64_t x;
   if (!num_i64 (v, &x))
     return jp_err (p, err, "expected integer");
@@ -422,13 +452,13 @@ static int
 get_strv (struct jpath *p, yajl_val obj, const char *key, int flags, char ***out,
           struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
+  yajl_val v;
+  size_t m;
   *out = NULL;
-  if (v == NULL)
-    return 0;
-  size_t m = jp_key (p, key);
-  int r = val_strv (p, v, flags, out, err);
-  if (r < 0)
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_strv (p, v, flags, out, err)) < 0)
     return r;
   jp_pop (p, m);
   return 0;
@@ -654,19 +684,10 @@ parse_process (struct jpath *p, yajl_val v, struct kist_process **out, struct ki
       || (r = get_str (p, v, "selinuxLabel", S_EMPTY_NULL, &proc->selinux_label, err)) < 0)
     return r;
 
-  static const char *const presence[] = { "ioPriority", "scheduler", "execCPUAffinity" };
-  bool *flags[] = { &proc->has_io_priority, &proc->has_scheduler, &proc->has_exec_cpu_affinity };
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (presence); i++)
-    {
-      r = enter (p, v, presence[i], yajl_t_object, false, &o, &m, err);
-      if (r < 0)
-        return r;
-      if (r > 0)
-        {
-          *flags[i] = true;
-          jp_pop (p, m);
-        }
-    }
+  if ((r = get_present (p, v, "ioPriority", &proc->has_io_priority, err)) < 0
+      || (r = get_present (p, v, "scheduler", &proc->has_scheduler, err)) < 0
+      || (r = get_present (p, v, "execCPUAffinity", &proc->has_exec_cpu_affinity, err)) < 0)
+    return r;
 
   *out = steal_pointer (&proc);
   return 0;
@@ -683,9 +704,9 @@ parse_mounts (struct jpath *p, yajl_val a, struct kist_spec *s, struct kist_erro
   s->n_mounts = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i], x;
+      yajl_val o = a->u.array.values[i];
       struct kist_mount *mt = &s->mounts[i];
-      size_t m = jp_index (p, i), m2;
+      size_t m = jp_index (p, i);
       if (!YAJL_IS_OBJECT (o))
         return jp_err (p, err, "expected object");
       if ((r = get_str (p, o, "destination", S_REQUIRED | S_ABSOLUTE, &mt->destination, err)) < 0
@@ -693,22 +714,12 @@ parse_mounts (struct jpath *p, yajl_val a, struct kist_spec *s, struct kist_erro
           || (r = get_str (p, o, "source", 0, &mt->source, err)) < 0
           || (r = get_strv (p, o, "options", 0, &mt->options, err)) < 0)
         return r;
-      r = enter (p, o, "uidMappings", yajl_t_array, false, &x, &m2, err);
-      if (r < 0)
+      yajl_val uids, gids;
+      if ((r = get_opt (p, o, "uidMappings", yajl_t_array, &uids, err)) < 0
+          || (r = get_opt (p, o, "gidMappings", yajl_t_array, &gids, err)) < 0)
         return r;
-      if (r > 0)
-        {
-          mt->n_uid_mappings = x->u.array.len;
-          jp_pop (p, m2);
-        }
-      r = enter (p, o, "gidMappings", yajl_t_array, false, &x, &m2, err);
-      if (r < 0)
-        return r;
-      if (r > 0)
-        {
-          mt->n_gid_mappings = x->u.array.len;
-          jp_pop (p, m2);
-        }
+      mt->n_uid_mappings = uids ? uids->u.array.len : 0;
+      mt->n_gid_mappings = gids ? gids->u.array.len : 0;
       jp_pop (p, m);
     }
   return 0;
@@ -948,22 +959,9 @@ parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_erro
   if ((r = get_str (p, v, "cgroupsPath", S_EMPTY_NULL, &l->cgroups_path, err)) < 0)
     return r;
 
-  r = enter (p, v, "resources", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
+  if ((r = get_opt (p, v, "resources", yajl_t_object, &l->resources, err)) < 0
+      || (r = get_opt (p, v, "seccomp", yajl_t_object, &l->seccomp, err)) < 0)
     return r;
-  if (r > 0)
-    {
-      l->resources = o;
-      jp_pop (p, m);
-    }
-  r = enter (p, v, "seccomp", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      l->seccomp = o;
-      jp_pop (p, m);
-    }
 
   if ((r = get_str (p, v, "rootfsPropagation", S_EMPTY_NULL, &l->rootfs_propagation, err)) < 0)
     return r;
@@ -987,19 +985,10 @@ parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_erro
       || (r = get_str (p, v, "mountLabel", S_EMPTY_NULL, &l->mount_label, err)) < 0)
     return r;
 
-  static const char *const presence[] = { "intelRdt", "personality", "memoryPolicy" };
-  bool *flags[] = { &l->has_intel_rdt, &l->has_personality, &l->has_memory_policy };
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (presence); i++)
-    {
-      r = enter (p, v, presence[i], yajl_t_object, false, &o, &m, err);
-      if (r < 0)
-        return r;
-      if (r > 0)
-        {
-          *flags[i] = true;
-          jp_pop (p, m);
-        }
-    }
+  if ((r = get_present (p, v, "intelRdt", &l->has_intel_rdt, err)) < 0
+      || (r = get_present (p, v, "personality", &l->has_personality, err)) < 0
+      || (r = get_present (p, v, "memoryPolicy", &l->has_memory_policy, err)) < 0)
+    return r;
   return 0;
 }
 
@@ -1342,7 +1331,7 @@ int
 kist_process_parse (const char *json, size_t len, struct kist_process **out,
                     struct kist_error **err)
 {
-  yajl_val tree = NULL;
+  _cleanup_yajl_ yajl_val tree = NULL;
   int r = parse_tree (json, len, "process: ", &tree, err);
   if (r < 0)
     return r;
@@ -1350,7 +1339,6 @@ kist_process_parse (const char *json, size_t len, struct kist_process **out,
   jp_key (&p, "process");
   r = parse_process (&p, tree, out, err);
   free (p.buf);
-  yajl_tree_free (tree);
   return r < 0 ? r : 0;
 }
 

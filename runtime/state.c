@@ -14,9 +14,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
 
+#include "json.h"
 #include "state.h"
 #include "util.h"
 
@@ -85,24 +84,6 @@ id_for_message (const char *id)
 }
 
 static void
-yajl_tree_freep (yajl_val *v)
-{
-  if (*v)
-    yajl_tree_free (*v);
-  *v = NULL;
-}
-#define _cleanup_yajl_val_ __attribute__ ((cleanup (yajl_tree_freep)))
-
-static void
-yajl_gen_freep (yajl_gen *g)
-{
-  if (*g)
-    yajl_gen_free (*g);
-  *g = NULL;
-}
-#define _cleanup_yajl_gen_ __attribute__ ((cleanup (yajl_gen_freep)))
-
-static void
 closedirp (DIR **d)
 {
   if (*d)
@@ -110,51 +91,6 @@ closedirp (DIR **d)
   *d = NULL;
 }
 #define _cleanup_dir_ __attribute__ ((cleanup (closedirp)))
-
-static yajl_val
-obj_get (yajl_val obj, const char *key)
-{
-  if (!YAJL_IS_OBJECT (obj))
-    return NULL;
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
-static char *
-gen_take (yajl_gen g)
-{
-  const unsigned char *out = NULL;
-  size_t len = 0;
-  if (yajl_gen_get_buf (g, &out, &len) != yajl_gen_status_ok)
-    abort ();
-  while (len > 0 && out[len - 1] == '\n')
-    len--;
-  char *s = xmalloc (len + 1);
-  size_t o = 0;
-  for (size_t i = 0; i < len; i++)
-    {
-      s[o++] = (char) out[i];
-      /* yajl beautifies an empty array or object as "[\n\n  ]": write "[]".
-       * A raw newline never occurs inside a JSON string, so this only ever
-       * matches formatting. */
-      if ((out[i] == '[' || out[i] == '{') && i + 2 < len && out[i + 1] == '\n'
-          && out[i + 2] == '\n')
-        {
-          size_t j = i + 3;
-          while (j < len && out[j] == ' ')
-            j++;
-          if (j < len && out[j] == (out[i] == '[' ? ']' : '}'))
-            {
-              s[o++] = (char) out[j];
-              i = j;
-            }
-        }
-    }
-  s[o] = '\0';
-  return s;
-}
 
 /* ---- ids ------------------------------------------------------------------ */
 
@@ -513,7 +449,7 @@ static int
 gen_annotations (yajl_gen g, const char *text, struct kist_error **err)
 {
   char errbuf[256] = "";
-  _cleanup_yajl_val_ yajl_val v = NULL;
+  _cleanup_yajl_ yajl_val v = NULL;
   if (text == NULL || text[0] == '\0')
     return 0;
   v = yajl_tree_parse (text, errbuf, sizeof errbuf);
@@ -528,12 +464,7 @@ gen_annotations (yajl_gen g, const char *text, struct kist_error **err)
 int
 kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err)
 {
-  _cleanup_yajl_gen_ yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    abort ();
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_config (g, yajl_gen_indent_string, "  ");
-  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (true, true);
 
   yajl_gen_map_open (g);
   gen_field_int (g, "kistStateVersion", KIST_STATE_FILE_VERSION);
@@ -556,7 +487,7 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
   yajl_gen_map_close (g);
 
   {
-    _cleanup_free_ char *json = gen_take (g);
+    _cleanup_free_ char *json = kist_json_gen_take (g);
     size_t n = strlen (json);
     json = xrealloc (json, n + 2);
     json[n] = '\n';
@@ -577,7 +508,7 @@ fail:
 static int
 read_str (yajl_val root, const char *key, char **out, struct kist_error **err)
 {
-  yajl_val v = obj_get (root, key);
+  yajl_val v = kist_json_obj_get (root, key);
   *out = NULL;
   if (v == NULL || YAJL_IS_NULL (v))
     return 0;
@@ -591,7 +522,7 @@ static int
 read_int (yajl_val root, const char *key, long long min, long long max, long long *out,
           struct kist_error **err)
 {
-  yajl_val v = obj_get (root, key);
+  yajl_val v = kist_json_obj_get (root, key);
   *out = 0;
   if (v == NULL || YAJL_IS_NULL (v))
     return 0;
@@ -650,21 +581,19 @@ state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
     return -1;
   s->kist_pid = (pid_t) v;
 
-  yajl_val started = obj_get (root, "started");
+  yajl_val started = kist_json_obj_get (root, "started");
   if (started != NULL && !YAJL_IS_TRUE (started) && !YAJL_IS_FALSE (started))
     return kist_error_make (err, EINVAL, "field `started`: expected true or false");
   s->started = YAJL_IS_TRUE (started);
 
-  yajl_val ann = obj_get (root, "annotations");
+  yajl_val ann = kist_json_obj_get (root, "annotations");
   if (ann != NULL && !YAJL_IS_NULL (ann))
     {
       if (!YAJL_IS_OBJECT (ann))
         return kist_error_make (err, EINVAL, "field `annotations`: expected an object");
-      _cleanup_yajl_gen_ yajl_gen g = yajl_gen_alloc (NULL);
-      if (g == NULL)
-        abort ();
+      _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
       gen_tree (g, ann);
-      s->annotations_json = gen_take (g);
+      s->annotations_json = kist_json_gen_take (g);
     }
   return 0;
 }
@@ -673,7 +602,7 @@ int
 kist_state_read (int dirfd, struct kist_state *s, struct kist_error **err)
 {
   _cleanup_free_ char *buf = NULL;
-  _cleanup_yajl_val_ yajl_val root = NULL;
+  _cleanup_yajl_ yajl_val root = NULL;
   char errbuf[256] = "";
   size_t len = 0;
   int ret;
@@ -796,57 +725,35 @@ kist_status_name (enum kist_status st)
 
 /* ---- OCI state ------------------------------------------------------------ */
 
-/* yajl_gen_string without validation, but never emitting invalid UTF-8:
- * strings that are not UTF-8 are written with '?' for bytes >= 0x80. */
-static void
-gen_str_lossy (yajl_gen g, const char *s)
-{
-  if (s == NULL)
-    s = "";
-  if (yajl_gen_string (g, (const unsigned char *) s, strlen (s)) == yajl_gen_invalid_string)
-    {
-      _cleanup_free_ char *c = xstrdup (s);
-      for (char *p = c; *p; p++)
-        if ((unsigned char) *p >= 0x80)
-          *p = '?';
-      yajl_gen_string (g, (const unsigned char *) c, strlen (c));
-    }
-}
-
 char *
 kist_state_oci_json (const struct kist_state *s, enum kist_status st)
 {
   char errbuf[256] = "";
   if (s == NULL)
     return NULL;
-  _cleanup_yajl_gen_ yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    abort ();
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_config (g, yajl_gen_indent_string, "  ");
-  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (true, true);
 
   yajl_gen_map_open (g);
-  gen_str_lossy (g, "ociVersion");
-  gen_str_lossy (g, s->oci_version ? s->oci_version : KIST_DEFAULT_OCI_VERSION);
-  gen_str_lossy (g, "id");
-  gen_str_lossy (g, s->id);
-  gen_str_lossy (g, "status");
-  gen_str_lossy (g, kist_status_name (st));
-  gen_str_lossy (g, "pid");
+  kist_json_gen_str_lossy (g, "ociVersion");
+  kist_json_gen_str_lossy (g, s->oci_version ? s->oci_version : KIST_DEFAULT_OCI_VERSION);
+  kist_json_gen_str_lossy (g, "id");
+  kist_json_gen_str_lossy (g, s->id);
+  kist_json_gen_str_lossy (g, "status");
+  kist_json_gen_str_lossy (g, kist_status_name (st));
+  kist_json_gen_str_lossy (g, "pid");
   /* Like runc: 0 once the container is stopped. */
   yajl_gen_integer (g, st == KIST_STATUS_STOPPED ? 0 : s->pid);
-  gen_str_lossy (g, "bundle");
-  gen_str_lossy (g, s->bundle);
-  gen_str_lossy (g, "rootfs");
-  gen_str_lossy (g, s->rootfs);
-  gen_str_lossy (g, "created");
-  gen_str_lossy (g, s->created);
-  gen_str_lossy (g, "owner");
-  gen_str_lossy (g, s->owner ? s->owner : "");
-  gen_str_lossy (g, "annotations");
+  kist_json_gen_str_lossy (g, "bundle");
+  kist_json_gen_str_lossy (g, s->bundle);
+  kist_json_gen_str_lossy (g, "rootfs");
+  kist_json_gen_str_lossy (g, s->rootfs);
+  kist_json_gen_str_lossy (g, "created");
+  kist_json_gen_str_lossy (g, s->created);
+  kist_json_gen_str_lossy (g, "owner");
+  kist_json_gen_str_lossy (g, s->owner ? s->owner : "");
+  kist_json_gen_str_lossy (g, "annotations");
   {
-    _cleanup_yajl_val_ yajl_val ann = NULL;
+    _cleanup_yajl_ yajl_val ann = NULL;
     if (s->annotations_json && s->annotations_json[0])
       ann = yajl_tree_parse (s->annotations_json, errbuf, sizeof errbuf);
     if (YAJL_IS_OBJECT (ann))
@@ -858,7 +765,7 @@ kist_state_oci_json (const struct kist_state *s, enum kist_status st)
       }
   }
   yajl_gen_map_close (g);
-  return gen_take (g);
+  return kist_json_gen_take (g);
 }
 
 /* ---- listing -------------------------------------------------------------- */

@@ -6,23 +6,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "container.h"
-#include "resolve.h"
+#include "procfs.h"
 #include "util.h"
-
-/* Largest value we read back (/proc/sys files are small). */
-#define SYSCTL_MAX_VALUE 65536
 
 int
 kist_sysctl_key_path (const char *key, char **path, struct kist_error **err)
@@ -145,76 +137,10 @@ normalise (const char *s)
   return out;
 }
 
-/* Is the namespace we are in now the host's (as captured by the parent)?
- * 1 yes, 0 no, -1 unknown. */
-static int
-ns_is_host (const struct kist_ctx *ctx, int procfd, enum kist_ns_type t)
-{
-  if (ctx->host_ns_ino[t] == 0 || procfd < 0)
-    return -1;
-  char name[32];
-  snprintf (name, sizeof name, "self/ns/%s", kist_ns_name (t));
-  struct stat st;
-  if (fstatat (procfd, name, &st, 0) < 0)
-    return -1;
-  return st.st_dev == ctx->host_ns_dev[t] && st.st_ino == ctx->host_ns_ino[t];
-}
-
-/* "not procfs" error: errno EXDEV for the report, without its confusing
- * strerror ("Invalid cross-device link") in the message. */
-static int
-not_procfs (struct kist_error **err, const char *path)
-{
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "`%s` in the container root is not on procfs; mount proc at /proc "
-                   "(config.mounts)",
-                   path);
-  if (created && *err)
-    (*err)->errnum = EXDEV;
-  return -EXDEV;
-}
-
-/* openat2 inside the root, no symlinks at all, and the file must be on procfs. */
-static int
-open_proc (const struct kist_ctx *ctx, const char *path, int flags, struct kist_error **err)
-{
-  struct open_how how = { .flags = (uint64_t) (flags | O_CLOEXEC), .mode = 0 };
-  int dirfd = ctx->rootfs_fd;
-  if (dirfd >= 0)
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  else
-    {
-      dirfd = AT_FDCWD;
-      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    }
-  _cleanup_close_ int fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof how);
-  if (fd < 0)
-    {
-      int e = errno;
-      if (e == ENOENT)
-        return kist_error_make (err, e,
-                                "open `%s` in the container root (no such sysctl on this "
-                                "kernel, or no proc mounted at /proc)",
-                                path);
-      if (e == ELOOP)
-        return kist_error_make (err, e, "open `%s` in the container root: a symlink is in the way",
-                                path);
-      return kist_error_make (err, e, "open `%s` in the container root", path);
-    }
-  struct statfs sfs;
-  if (fstatfs (fd, &sfs) < 0)
-    return kist_error_make (err, errno, "fstatfs `%s`", path);
-  if (sfs.f_type != PROC_SUPER_MAGIC)
-    return not_procfs (err, path);
-  return steal_fd (&fd);
-}
-
 /* One key: check, write, read back.  Returns 0 with *readback, or -errno
  * with *why. */
 static int
-apply_one (const struct kist_ctx *ctx, int procfd, const struct kist_sysctl *s, char **readback,
-           char **why)
+apply_one (const struct kist_ctx *ctx, const struct kist_sysctl *s, char **readback, char **why)
 {
   _cleanup_error_ struct kist_error *e = NULL;
   _cleanup_free_ char *path = NULL;
@@ -244,14 +170,14 @@ apply_one (const struct kist_ctx *ctx, int procfd, const struct kist_sysctl *s, 
                         kist_ns_name (ns));
       return -EPERM;
     }
-  if (ns_is_host (ctx, procfd, ns) == 1)
+  if (kist_proc_ns_is_host (ctx, ns) == 1)
     {
       *why = xasprintf ("%s: the %s namespace joined by linux.namespaces path is the host's",
                         s->key, kist_ns_name (ns));
       return -EPERM;
     }
 
-  _cleanup_close_ int wfd = open_proc (ctx, path, O_WRONLY, &e);
+  _cleanup_close_ int wfd = kist_proc_open (ctx, path, O_WRONLY | O_NOFOLLOW, &e);
   if (wfd < 0)
     {
       *why = xasprintf ("%s: %s", s->key, e->msg);
@@ -265,11 +191,10 @@ apply_one (const struct kist_ctx *ctx, int procfd, const struct kist_sysctl *s, 
       return ret;
     }
 
-  _cleanup_close_ int rfd = open_proc (ctx, path, O_RDONLY, &e);
   _cleanup_free_ char *got = NULL;
-  if (rfd < 0 || kist_read_fd (rfd, SYSCTL_MAX_VALUE, &got, NULL, &e) < 0)
+  if (kist_proc_read (ctx, path, O_NOFOLLOW, &got, &e) < 0)
     {
-      *why = xasprintf ("%s: reading back %s: %s", s->key, path, e->msg);
+      *why = xasprintf ("%s: reading back: %s", s->key, e->msg);
       return e->errnum > 0 ? -e->errnum : -EIO;
     }
   if (!kist_sysctl_value_equal (s->value, got))
@@ -307,20 +232,13 @@ kist_sysctl_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       append (&requested, ",", kv);
     }
 
-  /* The container's /proc, for the namespace identity checks (optional). */
-  _cleanup_close_ int procfd = -1;
-  {
-    _cleanup_error_ struct kist_error *ignored = NULL;
-    procfd = open_proc (ctx, "/proc", O_PATH | O_DIRECTORY, &ignored);
-  }
-
   bool may_degrade = kist_report_may_degrade (r, "sysctl");
   _cleanup_free_ char *detail = NULL, *problems = NULL;
   int first_errno = 0;
   for (size_t i = 0; i < l->n_sysctl; i++)
     {
       _cleanup_free_ char *got = NULL, *why = NULL;
-      int ret = apply_one (ctx, procfd, &l->sysctl[i], &got, &why);
+      int ret = apply_one (ctx, &l->sysctl[i], &got, &why);
       if (ret < 0)
         {
           if (first_errno == 0)

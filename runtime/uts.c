@@ -3,43 +3,14 @@
  * the container's own UTS namespace and read back with uname(2). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <linux/magic.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "container.h"
-#include "resolve.h"
+#include "procfs.h"
 #include "util.h"
-
-/* Is the namespace we are in now the host's (as captured by the parent)?
- * 1 yes, 0 no, -1 unknown (no procfs or nothing captured). */
-static int
-ns_is_host (const struct kist_ctx *ctx, enum kist_ns_type t)
-{
-  if (ctx->host_ns_ino[t] == 0)
-    return -1;
-  _cleanup_error_ struct kist_error *ignored = NULL;
-  _cleanup_close_ int procfd = -1;
-  if (ctx->rootfs_fd >= 0)
-    procfd = kist_resolve_open (ctx->rootfs_fd, "/proc/self", O_PATH | O_DIRECTORY, 0, &ignored);
-  else
-    procfd = open ("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  struct statfs sfs;
-  if (procfd < 0 || fstatfs (procfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
-    return -1;
-  char name[32];
-  snprintf (name, sizeof name, "ns/%s", kist_ns_name (t));
-  struct stat st;
-  if (fstatat (procfd, name, &st, 0) < 0)
-    return -1;
-  return st.st_dev == ctx->host_ns_dev[t] && st.st_ino == ctx->host_ns_ino[t];
-}
 
 /* Why the hostname/domainname may not be set here, or NULL when it may. */
 static const char *
@@ -48,7 +19,7 @@ not_private (const struct kist_ctx *ctx)
   const struct kist_linux *l = ctx->spec->linux_;
   if (l == NULL || !l->ns[KIST_NS_UTS].present)
     return "no private UTS namespace: add {\"type\": \"uts\"} to linux.namespaces";
-  if (ns_is_host (ctx, KIST_NS_UTS) == 1)
+  if (kist_proc_ns_is_host (ctx, KIST_NS_UTS) == 1)
     return "the UTS namespace joined by linux.namespaces path is the host's";
   return NULL;
 }

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: small yajl helpers shared by the files that read or write JSON
+ * (report, state, log): cleanup attributes, generator set-up, taking the
+ * generated text, object lookup and lossy strings. */
+#ifndef KIST_JSON_H
+#define KIST_JSON_H
+
+#include <stdbool.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+void kist_json_tree_freep (yajl_val *v);   /* yajl_tree_free(*v) if set */
+void kist_json_gen_freep (yajl_gen *g);    /* yajl_gen_free(*g) if set */
+#define _cleanup_yajl_ __attribute__ ((cleanup (kist_json_tree_freep)))
+#define _cleanup_yajl_gen_ __attribute__ ((cleanup (kist_json_gen_freep)))
+
+/* A new generator; aborts on OOM.  pretty: beautify with a two-space
+ * indent.  validate_utf8: yajl_gen_string refuses strings that are not
+ * UTF-8 (yajl_gen_invalid_string). */
+yajl_gen kist_json_gen_new (bool pretty, bool validate_utf8);
+
+/* A newly allocated copy of the generated text, without the trailing
+ * newline yajl adds in beautify mode and with empty arrays and objects
+ * written as "[]" and "{}". */
+char *kist_json_gen_take (yajl_gen g);
+
+/* obj[key] (the first one when the key repeats), or NULL when obj is not an
+ * object or has no such key.  A JSON null is returned as a value. */
+yajl_val kist_json_obj_get (yajl_val obj, const char *key);
+
+/* yajl_gen_string that never fails on bad UTF-8: when the generator
+ * validates UTF-8 and s is not, bytes >= 0x80 are written as '?'.  NULL is
+ * written as "". */
+void kist_json_gen_str_lossy (yajl_gen g, const char *s);
+
+#endif
