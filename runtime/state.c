@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "sha256.h"
 #include "state.h"
 #include "util.h"
 
@@ -249,12 +250,42 @@ lock_dir (int fd, const char *id, struct kist_error **err)
   return 0;
 }
 
+/* The directory of a container in the state root.  Ids may be 1024
+ * characters, file names only 255: an id longer than KIST_STATE_NAME_MAX is
+ * stored under "@" + the hex SHA-256 of the id ('@' is not an id character,
+ * so the two forms cannot collide); state.json keeps the real id. */
+#define KIST_STATE_NAME_MAX 200
+static const char *
+dir_name (const char *id, char buf[static 2 * KIST_SHA256_LEN + 2])
+{
+  if (strlen (id) <= KIST_STATE_NAME_MAX)
+    return id;
+  uint8_t digest[KIST_SHA256_LEN];
+  kist_sha256 (id, strlen (id), digest);
+  buf[0] = '@';
+  kist_sha256_hex (digest, buf + 1);
+  return buf;
+}
+
+static bool
+is_hashed_name (const char *name)
+{
+  if (name[0] != '@' || strlen (name) != 2 * KIST_SHA256_LEN + 1)
+    return false;
+  for (const char *p = name + 1; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+      return false;
+  return true;
+}
+
 int
 kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **err)
 {
+  char hb[2 * KIST_SHA256_LEN + 2];
   if (kist_id_validate (id, err) < 0)
     return -EINVAL;
-  if (mkdirat (rootfd, id, 0700) < 0)
+  const char *name = dir_name (id, hb);
+  if (mkdirat (rootfd, name, 0700) < 0)
     {
       int e = errno;
       if (e == EEXIST)
@@ -262,17 +293,17 @@ kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **e
       _cleanup_free_ char *root = fd_path (rootfd);
       return kist_error_make (err, e, "create the state directory `%s/%s`", root, id);
     }
-  _cleanup_close_ int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     {
       int e = errno;
-      unlinkat (rootfd, id, AT_REMOVEDIR);
+      unlinkat (rootfd, name, AT_REMOVEDIR);
       _cleanup_free_ char *root = fd_path (rootfd);
       return kist_error_make (err, e, "open the new state directory `%s/%s`", root, id);
     }
   if (lock_dir (fd, id, err) < 0)
     {
-      unlinkat (rootfd, id, AT_REMOVEDIR);
+      unlinkat (rootfd, name, AT_REMOVEDIR);
       return -1;
     }
   *dirfd = steal_fd (&fd);
@@ -282,9 +313,11 @@ kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **e
 int
 kist_state_open (int rootfd, const char *id, int *dirfd, struct kist_error **err)
 {
+  char hb[2 * KIST_SHA256_LEN + 2];
   if (kist_id_validate (id, err) < 0)
     return -EINVAL;
-  _cleanup_close_ int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const char *name = dir_name (id, hb);
+  _cleanup_close_ int fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     {
       int e = errno;
@@ -313,12 +346,14 @@ kist_state_open (int rootfd, const char *id, int *dirfd, struct kist_error **err
 int
 kist_state_remove (int rootfd, const char *id, struct kist_error **err)
 {
+  char hb[2 * KIST_SHA256_LEN + 2];
   if (kist_id_validate (id, err) < 0)
     return -EINVAL;
+  const char *name = dir_name (id, hb);
   _cleanup_free_ char *root = fd_path (rootfd);
   /* No lock here: the caller holds it through its own kist_state_open fd (a
    * second flock on another open file description would deadlock). */
-  int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     {
       int e = errno;
@@ -371,11 +406,11 @@ kist_state_remove (int rootfd, const char *id, struct kist_error **err)
         return kist_error_make (err, errno, "read the state directory `%s/%s`", root, id);
     }
 
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0)
+  if (unlinkat (rootfd, name, AT_REMOVEDIR) < 0)
     return kist_error_make (err, errno, "remove the state directory `%s/%s`", root, id);
 
   struct stat st;
-  if (fstatat (rootfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+  if (fstatat (rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
     return kist_error_make (err, EEXIST,
                             "state directory `%s/%s` still exists after removing it (recreated "
                             "concurrently?)",
@@ -803,16 +838,32 @@ kist_state_list (int rootfd, char ***ids, struct kist_error **err)
       struct dirent *de = readdir (d);
       if (de == NULL)
         break;
-      if (kist_id_validate (de->d_name, NULL) < 0)
+      bool hashed = is_hashed_name (de->d_name);
+      if (!hashed && kist_id_validate (de->d_name, NULL) < 0)
         continue;
       if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode))
         continue;
+      char *id = NULL;
+      if (hashed)
+        {
+          /* The real id is in state.json (read without the lock: a listing). */
+          _cleanup_close_ int sfd
+              = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          struct kist_state st2 = { 0 };
+          if (sfd < 0 || kist_state_read (sfd, &st2, NULL) < 0 || st2.id == NULL)
+            {
+              kist_state_clear (&st2);
+              continue;
+            }
+          id = steal_pointer (&st2.id);
+          kist_state_clear (&st2);
+        }
       if (n + 1 >= cap)
         {
           cap = cap ? cap * 2 : 16;
           v = xrealloc (v, cap * sizeof (char *));
         }
-      v[n++] = xstrdup (de->d_name);
+      v[n++] = id ? id : xstrdup (de->d_name);
       v[n] = NULL;
     }
   if (errno != 0)
