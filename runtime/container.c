@@ -30,9 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <yajl/yajl_gen.h>
-
 #include "container.h"
+#include "json.h"
 #include "log.h"
 #include "ns.h"
 #include "sync.h"
@@ -283,24 +282,15 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
 static char *
 annotations_json (const struct kist_spec *s)
 {
-  yajl_gen gen = yajl_gen_alloc (NULL);
-  const unsigned char *buf;
-  size_t len;
+  _cleanup_yajl_gen_ yajl_gen gen = kist_json_gen_new (false, false);
   yajl_gen_map_open (gen);
   for (size_t i = 0; i < s->n_annotations; i++)
     {
-      yajl_gen_string (gen, (const unsigned char *) s->annotations[i].key,
-                       strlen (s->annotations[i].key));
-      yajl_gen_string (gen, (const unsigned char *) s->annotations[i].value,
-                       strlen (s->annotations[i].value));
+      kist_json_gen_str_lossy (gen, s->annotations[i].key);
+      kist_json_gen_str_lossy (gen, s->annotations[i].value);
     }
   yajl_gen_map_close (gen);
-  yajl_gen_get_buf (gen, &buf, &len);
-  char *r = xmalloc (len + 1);
-  memcpy (r, buf, len);
-  r[len] = '\0';
-  yajl_gen_free (gen);
-  return r;
+  return kist_json_gen_take (gen);
 }
 
 static pid_t
@@ -485,8 +475,6 @@ fail:
   if (state_created)
     {
       _cleanup_error_ struct kist_error *rerr = NULL;
-      close (state_dirfd);
-      state_dirfd = -1;
       if (kist_state_remove (rootfd, o->id, &rerr) < 0)
         kist_log_error ("cleanup after a failed create: %s", rerr->msg);
     }
@@ -689,8 +677,8 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
       if ((ret = wait_gone (&st, err)) < 0)
         goto out;
     }
-  close (dirfd);
-  dirfd = -1;
+  /* Remove while holding the lock: a concurrent command waiting for it then
+   * finds the directory gone (st_nlink 0) instead of a half-removed one. */
   ret = kist_state_remove (rootfd, id, err);
 out:
   kist_state_clear (&st);

@@ -194,6 +194,18 @@ kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
   const struct kist_spec *s = ctx->spec;
   int ret;
 
+  /* 0. In a new user namespace, become its root: until now the init runs
+   * with the host's ids, which the namespace does not map (files it creates
+   * would fail with EOVERFLOW).  The maps were written before GO. */
+  if (ns_of (s, KIST_NS_USER)->present && !ns_of (s, KIST_NS_USER)->path)
+    {
+      if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
+        return kist_report_failed (r, "namespace.user", NULL, errno, err,
+                                   "become uid/gid 0 in the new user namespace: %s (linux.uidMappings "
+                                   "and gidMappings must map containerID 0)",
+                                   strerror (errno));
+    }
+
   /* 1. Joins: the user namespace first, so that the others are joined with
    * the privileges it gives. */
   if (ns_of (s, KIST_NS_USER)->present && ns_of (s, KIST_NS_USER)->path)

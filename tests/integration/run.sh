@@ -60,6 +60,14 @@ if ! bash "$IT_DIR/mkrootfs.sh" "$KIST_IT_ROOTFS"; then
   tests=()
 fi
 
+# The host's device nodes, checked after every test: a runtime bug that
+# resolved a container path on the host would show up here first.
+host_devs ()
+{
+  stat -c '%n %F %t:%T' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty 2>&1
+}
+HOST_DEVS=$(host_devs)
+
 for t in "${tests[@]}"; do
   name=$(basename "$t" .sh)
   echo "== $name"
@@ -80,6 +88,12 @@ for t in "${tests[@]}"; do
   elif [ "$after" = "$before" ]; then
     echo "FAIL $name: recorded no result" >> "$RESULTS"
     echo "FAIL  $name: recorded no result"
+  fi
+  if [ "$(host_devs)" != "$HOST_DEVS" ]; then
+    echo "FAIL $name: the host's /dev nodes changed" >> "$RESULTS"
+    echo "FAIL  $name: the host's /dev nodes changed:"
+    host_devs | sed 's/^/      | /'
+    HOST_DEVS=$(host_devs)
   fi
 done
 
