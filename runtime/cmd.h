@@ -17,6 +17,7 @@ int kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct 
 int kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_delete (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_report (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 
 /* Shared by create and run: parse the create flags into o.  Returns the index

@@ -34,6 +34,7 @@
 #include "json.h"
 #include "log.h"
 #include "ns.h"
+#include "seccomp.h"
 #include "sync.h"
 #include "util.h"
 
@@ -54,6 +55,8 @@ static const kist_layer_fn init_layers[] = {
                            environment, executable lookup */
   kist_rootfs_readonly, /* rootfs.readonly */
   kist_rlimits_apply,   /* rlimit.* */
+  kist_seccomp_apply_early, /* seccomp, here only without no_new_privileges (needs
+                               CAP_SYS_ADMIN, as runc does) */
   kist_user_apply,      /* user */
   kist_caps_apply,      /* capabilities */
   kist_nnp_apply,       /* no_new_privileges */
@@ -242,8 +245,9 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
     {
       char type = 0;
       _cleanup_free_ char *payload = NULL;
+      _cleanup_close_ int passed_fd = -1;
       size_t len = 0;
-      int ret = kist_sync_recv (ctx->sync_fd, &type, &payload, &len);
+      int ret = kist_sync_recv_fd (ctx->sync_fd, &type, &payload, &len, &passed_fd);
       if (ret < 0)
         {
           int status = 0;
@@ -269,6 +273,12 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
             kist_layer_clear (&l);
             break;
           }
+        case KIST_SYNC_SECCOMP_FD:
+          if (passed_fd < 0)
+            return kist_error_make (err, EPROTO, "the container init sent no seccomp listener fd");
+          if (kist_seccomp_notify_forward (ctx, passed_fd, err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_ERROR:
           return kist_sync_decode_error (payload, len, err);
         case KIST_SYNC_READY:
@@ -327,6 +337,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file };
   struct kist_report *r = NULL;
+  _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
   bool state_created = false, report_written = false;
   int ret;
 
@@ -381,6 +392,11 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
 
   if ((ret = kist_unsupported_apply (&ctx, r, err)) < 0)
     goto fail;
+  /* The filter is compiled (or taken from the cache) here, once, so that the
+   * init only loads a ready program. */
+  if ((ret = kist_seccomp_prepare (&ctx, rootfd, &seccomp, r, err)) < 0)
+    goto fail;
+  ctx.seccomp = seccomp;
   if ((ret = kist_ns_host_inodes (&ctx, err)) < 0)
     goto fail;
   int pair[2];

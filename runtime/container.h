@@ -53,6 +53,7 @@ struct kist_ctx
   int start_fd;                  /* listening socket the init accepts `start` on */
   pid_t pid;                     /* parent side: the init's host pid */
   int state_dirfd;               /* parent side: ROOT/ID */
+  struct kist_seccomp *seccomp;  /* prepared in the parent before clone (seccomp.h), NULL: none */
 };
 
 /* Lifecycle (container.c).  Each fills the report (r) where it makes one. */

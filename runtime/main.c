@@ -25,6 +25,7 @@ static const struct
   { "delete", kist_cmd_delete, "delete a container" },
   { "list", kist_cmd_list, "list containers" },
   { "report", kist_cmd_report, "print the report of what was applied" },
+  { "features", kist_cmd_features, "print what this kist implements (JSON)" },
 };
 
 static void

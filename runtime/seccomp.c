@@ -1,19 +1,409 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kist: the seccomp layer.  The filter itself is not implemented yet: a
- * config that asks for one fails closed unless `seccomp` may degrade. */
+/* kist: the seccomp layer ("seccomp" in the report).
+ *
+ * Parent, before clone (kist_seccomp_prepare): the profile is the inline
+ * linux.seccomp if there is one, else the one the annotation
+ * run.kist.seccomp.profile names (a built-in name, a path, or "none").  It
+ * is parsed, its canonical form hashed, and the BPF program read from the
+ * cache or compiled with libseccomp and stored (seccomp_cache.c).
+ *
+ * Container init: the ready program is loaded with seccomp(2) and verified
+ * from /proc/self/status (Seccomp: 2, Seccomp_filters one more than before).
+ * The kernel loads a filter only under no_new_privileges or with
+ * CAP_SYS_ADMIN (in the container's user namespace): with
+ * process.noNewPrivileges true the filter is loaded last, after the
+ * capabilities and no_new_privileges layers (kist_seccomp_apply); without it,
+ * early, before kist_user_apply drops CAP_SYS_ADMIN (kist_seccomp_apply_early)
+ * - the order runc uses too.  The profile then also filters the syscalls of
+ * the user and capabilities layers (setgroups, setresuid, capset, prctl). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
-#include "container.h"
+#include "procfs.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "util.h"
+
+#define LAYER "seccomp"
+/* Longest list of skipped syscall names kept in the report detail. */
+#define SKIPPED_DETAIL_MAX 2048
+
+void
+kist_seccomp_free (struct kist_seccomp *s)
+{
+  if (s == NULL)
+    return;
+  free (s->insns);
+  free (s->requested);
+  free (s->detail);
+  free (s->listener_path);
+  free (s->listener_metadata);
+  free (s);
+}
+
+bool
+kist_seccomp_requested (const struct kist_spec *s, const char **what)
+{
+  if (s->linux_ && s->linux_->seccomp && !YAJL_IS_NULL (s->linux_->seccomp))
+    {
+      if (what)
+        *what = "linux.seccomp";
+      return true;
+    }
+  const char *a = kist_spec_annotation (s, KIST_SECCOMP_ANNOTATION);
+  if (a == NULL || strcmp (a, "none") == 0)
+    return false;
+  if (what)
+    *what = a;
+  return true;
+}
+
+/* ------------------------------------------------------------- parent */
+
+static int
+builtin_profile (const char *name, const char **json, size_t *len)
+{
+  for (size_t i = 0; kist_seccomp_builtin_names[i]; i++)
+    if (strcmp (kist_seccomp_builtin_names[i], name) == 0)
+      {
+        *json = (const char *) kist_seccomp_builtin_data[i];
+        *len = kist_seccomp_builtin_sizes[i];
+        return 0;
+      }
+  return -ENOENT;
+}
+
+static char *
+builtin_list (void)
+{
+  size_t len = 1;
+  for (size_t i = 0; kist_seccomp_builtin_names[i]; i++)
+    len += strlen (kist_seccomp_builtin_names[i]) + 2;
+  char *s = xmalloc (len), *p = s;
+  for (size_t i = 0; kist_seccomp_builtin_names[i]; i++)
+    p += sprintf (p, "%s%s", i ? ", " : "", kist_seccomp_builtin_names[i]);
+  *p = '\0';
+  return s;
+}
+
+/* Parse the chosen profile; *label is "profile NAME" or "linux.seccomp". */
+static int
+load_profile (struct kist_ctx *ctx, struct kist_seccomp_profile **p, char **label,
+              struct kist_error **err)
+{
+  const struct kist_spec *s = ctx->spec;
+  struct kist_seccomp_env env = { 0 };
+  if (s->process && s->process->capabilities)
+    env.bounding = s->process->capabilities->bounding;
+
+  if (s->linux_ && s->linux_->seccomp && !YAJL_IS_NULL (s->linux_->seccomp))
+    {
+      *label = xstrdup ("linux.seccomp");
+      return kist_seccomp_profile_parse (s->linux_->seccomp, "config.json: linux.seccomp.", &env,
+                                         p, err);
+    }
+
+  const char *name = kist_spec_annotation (s, KIST_SECCOMP_ANNOTATION);
+  if (name == NULL || *name == '\0')
+    return kist_error_make (err, EINVAL,
+                            "annotation %s is empty: give a built-in profile name, a path "
+                            "(containing '/') or none",
+                            KIST_SECCOMP_ANNOTATION);
+  *label = xasprintf ("profile %s", name);
+  if (strchr (name, '/'))
+    {
+      _cleanup_free_ char *json = NULL, *where = xasprintf ("seccomp profile `%s`: ", name);
+      size_t len = 0;
+      int dirfd = ctx->bundle_fd >= 0 ? ctx->bundle_fd : AT_FDCWD;
+      if (kist_read_file_at (dirfd, name, KIST_SECCOMP_PROFILE_MAX, &json, &len, err) < 0)
+        return kist_error_wrap (err, "annotation %s: seccomp profile (relative paths are "
+                                "relative to the bundle)", KIST_SECCOMP_ANNOTATION);
+      return kist_seccomp_profile_parse_json (json, len, where, &env, p, err);
+    }
+  const char *json;
+  size_t len;
+  if (builtin_profile (name, &json, &len) < 0)
+    {
+      _cleanup_free_ char *known = builtin_list ();
+      return kist_error_make (err, ENOENT,
+                              "annotation %s: no built-in seccomp profile `%s` (built in: %s; "
+                              "a path must contain '/')",
+                              KIST_SECCOMP_ANNOTATION, name, known[0] ? known : "none");
+    }
+  _cleanup_free_ char *where = xasprintf ("built-in seccomp profile `%s`: ", name);
+  return kist_seccomp_profile_parse_json (json, len, where, &env, p, err);
+}
+
+static char *
+skipped_text (const struct kist_seccomp_profile *p)
+{
+  if (p->n_skipped == 0)
+    return xstrdup ("");
+  size_t len = 0, i;
+  for (i = 0; i < p->n_skipped; i++)
+    {
+      size_t add = strlen (p->skipped[i]) + 2;
+      if (len + add > SKIPPED_DETAIL_MAX)
+        break;
+      len += add;
+    }
+  char *s = xmalloc (len + 64 + sizeof "; skipped unknown syscalls: "), *w = s;
+  w += sprintf (w, "; skipped unknown syscalls: ");
+  for (size_t k = 0; k < i; k++)
+    w += sprintf (w, "%s%s", k ? ", " : "", p->skipped[k]);
+  if (i < p->n_skipped)
+    sprintf (w, " and %zu more", p->n_skipped - i);
+  return s;
+}
+
+static int
+build (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp *sc, struct kist_error **err)
+{
+  _cleanup_seccomp_profile_ struct kist_seccomp_profile *p = NULL;
+  _cleanup_free_ char *label = NULL;
+  if (load_profile (ctx, &p, &label, err) < 0)
+    return -1;
+
+  uint8_t key[KIST_SHA256_LEN];
+  kist_seccomp_key (p, key);
+
+  _cleanup_free_ char *cache_note = NULL;
+  _cleanup_close_ int cachefd = -1;
+  bool hit = false;
+  if (state_rootfd >= 0)
+    {
+      _cleanup_error_ struct kist_error *e = NULL;
+      cachefd = kist_seccomp_cache_open (state_rootfd, &e);
+      if (cachefd < 0)
+        cache_note = xasprintf (" (cache not used: %s)", e->msg);
+    }
+  else
+    cache_note = xstrdup (" (no cache)");
+
+  if (cachefd >= 0)
+    {
+      _cleanup_free_ char *why = NULL;
+      hit = kist_seccomp_cache_load (cachefd, key, &sc->insns, &sc->n_insns, &why) == 1;
+      if (!hit && why && strcmp (why, "absent") != 0)
+        cache_note = xasprintf (" (entry %s; rebuilt)", why);
+    }
+  if (!hit)
+    {
+      if (kist_seccomp_compile (p, &sc->insns, &sc->n_insns, err) < 0)
+        return kist_error_wrap (err, "%s", label);
+      if (cachefd >= 0)
+        {
+          _cleanup_error_ struct kist_error *e = NULL;
+          if (kist_seccomp_cache_store (cachefd, key, sc->insns, sc->n_insns, &e) < 0)
+            {
+              _cleanup_free_ char *old = steal_pointer (&cache_note);
+              cache_note = xasprintf ("%s (not stored: %s)", old ? old : "", e->msg);
+            }
+        }
+    }
+
+  sc->flags = p->flags;
+  sc->listener_path = xstrdup (p->listener_path);
+  sc->listener_metadata = xstrdup (p->listener_metadata);
+  _cleanup_free_ char *skipped = skipped_text (p);
+  _cleanup_free_ char *enosys
+      = p->enosys ? xasprintf ("; ENOSYS above syscall %d", p->max_nr) : xstrdup ("");
+  _cleanup_free_ char *gated
+      = p->n_gated ? xasprintf ("; %zu entries left out by includes/excludes", p->n_gated)
+                   : xstrdup ("");
+  sc->detail = xasprintf ("%s; %zu BPF insns; cache %s%s%s%s%s%s", label, sc->n_insns,
+                          hit ? "hit" : "miss", cache_note ? cache_note : "", enosys, gated,
+                          p->notify ? "; notify listener" : "", skipped);
+  return 0;
+}
+
+int
+kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp **out,
+                      struct kist_report *r, struct kist_error **err)
+{
+  const char *what = NULL;
+  *out = NULL;
+  if (!kist_seccomp_requested (ctx->spec, &what))
+    return 0;
+  _cleanup_seccomp_ struct kist_seccomp *sc = xcalloc (1, sizeof *sc);
+  sc->requested = xstrdup (what);
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (build (ctx, state_rootfd, sc, &e) < 0)
+    {
+      int ret = kist_report_failed (r, LAYER, sc->requested, e ? e->errnum : 0, err, "%s",
+                                    e ? e->msg : "unknown error");
+      if (ret < 0)
+        return ret;
+      /* Degraded: recorded here, the init loads nothing. */
+      free (sc->insns);
+      sc->insns = NULL;
+      sc->n_insns = 0;
+      sc->done = true;
+    }
+  *out = steal_pointer (&sc);
+  return 0;
+}
+
+/* --------------------------------------------------------------- init */
+
+/* /proc/self/status of the container's proc (procfs.c), or -1 when there
+ * is no procfs at /proc there. */
+static int
+open_status (const struct kist_ctx *ctx)
+{
+  _cleanup_error_ struct kist_error *e = NULL;
+  int fd = kist_proc_open (ctx, "/proc/self/status", O_RDONLY, &e);
+  return fd < 0 ? -1 : fd;
+}
+
+/* The status text of the file open at fd, read from its start (a buffer
+ * of size bytes), or NULL. */
+static const char *
+status_text (int fd, char *buf, size_t size)
+{
+  ssize_t n = fd >= 0 ? pread (fd, buf, size - 1, 0) : -1;
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  return buf;
+}
+
+/* The number after "Field:" in status text, -1 if absent. */
+static long
+status_number (const char *status, const char *field)
+{
+  _cleanup_free_ char *v = status ? kist_proc_status_field (status, field) : NULL;
+  if (v == NULL)
+    return -1;
+  char *end;
+  errno = 0;
+  long x = strtol (v, &end, 10);
+  return errno || end == v || *end != '\0' ? -1 : x;
+}
+
+static const char *
+load_hint (int e)
+{
+  switch (e)
+    {
+    case EACCES:
+      return " (the kernel loads a filter only under no_new_privileges or with CAP_SYS_ADMIN: "
+             "set process.noNewPrivileges to true)";
+    case EINVAL:
+      return " (the kernel refused the program or its flags)";
+    case ENOMEM:
+      return " (out of memory, or this process's filters exceed the kernel's total of 32768 "
+             "instructions)";
+    case ESRCH:
+      return " (SECCOMP_FILTER_FLAG_TSYNC: another thread could not be synchronised)";
+    default:
+      return "";
+    }
+}
+
+static int
+load_and_verify (struct kist_ctx *ctx, struct kist_seccomp *sc, struct kist_report *r,
+                 struct kist_error **err)
+{
+  /* Open /proc/self/status twice before loading: the filter may deny
+   * openat, and each open file is generated at its first read. */
+  _cleanup_close_ int before_fd = open_status (ctx), after_fd = open_status (ctx);
+  char buf[16384];
+  long before = status_number (status_text (before_fd, buf, sizeof buf), "Seccomp_filters");
+
+  int listener = -1;
+  int ret = kist_seccomp_load (sc->insns, sc->n_insns, sc->flags, &listener);
+  if (ret < 0)
+    return kist_report_failed (r, LAYER, sc->requested, -ret, err,
+                               "seccomp(SECCOMP_SET_MODE_FILTER, 0x%x) of %zu insns: %s%s",
+                               (unsigned) sc->flags, sc->n_insns, strerror (-ret),
+                               load_hint (-ret));
+  sc->done = true;
+  if (listener >= 0)
+    {
+      int s = ctx->sync_fd >= 0
+                  ? kist_sync_send_fd (ctx->sync_fd, KIST_SYNC_SECCOMP_FD, NULL, 0, listener)
+                  : -EBADF;
+      close (listener);
+      if (s < 0)
+        return kist_report_failed (r, LAYER, sc->requested, -s, err,
+                                   "the filter is loaded, but its notify listener fd could not "
+                                   "be sent to the parent: %s",
+                                   strerror (-s));
+    }
+
+  const char *status = status_text (after_fd, buf, sizeof buf);
+  if (status)
+    {
+      long mode = status_number (status, "Seccomp");
+      long after = status_number (status, "Seccomp_filters");
+      if (mode != 2)
+        return kist_report_failed (r, LAYER, sc->requested, EPROTO, err,
+                                   "after loading, /proc/self/status says Seccomp: %ld, not 2",
+                                   mode);
+      if (before >= 0 && after != before + 1)
+        return kist_report_failed (r, LAYER, sc->requested, EPROTO, err,
+                                   "after loading, /proc/self/status says Seccomp_filters: %ld, "
+                                   "expected %ld",
+                                   after, before + 1);
+      if (before >= 0)
+        kist_report_applied (r, LAYER, sc->requested,
+                             "%s; /proc/self/status Seccomp: 2, Seccomp_filters: %ld -> %ld",
+                             sc->detail, before, after);
+      else
+        kist_report_applied (r, LAYER, sc->requested, "%s; /proc/self/status Seccomp: 2",
+                             sc->detail);
+      return 0;
+    }
+  /* No procfs in the container (or the filter denies reading it): ask the
+   * kernel directly. */
+  int mode = prctl (PR_GET_SECCOMP, 0, 0, 0, 0);
+  if (mode != 2)
+    return kist_report_failed (r, LAYER, sc->requested, mode < 0 ? errno : EPROTO, err,
+                               "after loading, PR_GET_SECCOMP says %d, not 2 (and there is no "
+                               "procfs at /proc to read the filter count)",
+                               mode);
+  kist_report_applied (r, LAYER, sc->requested, "%s; PR_GET_SECCOMP 2 (no procfs at /proc)",
+                       sc->detail);
+  return 0;
+}
+
+int
+kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  struct kist_seccomp *sc = ctx->seccomp;
+  if (sc == NULL || sc->done)
+    return 0;
+  if (ctx->spec->process && ctx->spec->process->no_new_privileges)
+    return 0; /* loaded last, by kist_seccomp_apply */
+  return load_and_verify (ctx, sc, r, err);
+}
 
 int
 kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  const struct kist_spec *s = ctx->spec;
-  const char *profile = kist_spec_annotation (s, "run.kist.seccomp.profile");
-  if ((s->linux_ && s->linux_->seccomp) || profile)
-    return kist_report_failed (r, "seccomp", profile, ENOTSUP, err,
-                               "the seccomp filter is not implemented by kist yet");
-  kist_report_skip (r, "seccomp", "not requested: no syscall filter");
-  return 0;
+  struct kist_seccomp *sc = ctx->seccomp;
+  const char *what = NULL;
+  if (sc == NULL)
+    {
+      if (kist_seccomp_requested (ctx->spec, &what))
+        return kist_report_failed (r, LAYER, what, EPROTO, err,
+                                   "the filter was not prepared before the container process "
+                                   "was created (kist_seccomp_prepare was not run)");
+      if (kist_spec_annotation (ctx->spec, KIST_SECCOMP_ANNOTATION))
+        kist_report_skip (r, LAYER, "not requested: %s=none", KIST_SECCOMP_ANNOTATION);
+      else
+        kist_report_skip (r, LAYER, "not requested: no linux.seccomp and no %s annotation",
+                          KIST_SECCOMP_ANNOTATION);
+      return 0;
+    }
+  if (sc->done)
+    return 0;
+  return load_and_verify (ctx, sc, r, err);
 }

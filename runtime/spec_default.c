@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: the default config.json written by `kist spec` (runc's defaults,
- * with hostname "kist", terminal false and no linux.resources). */
+ * with hostname "kist", terminal false, no linux.resources, and the
+ * annotation run.kist.seccomp.profile=default instead of an inline filter). */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdlib.h>
@@ -235,6 +236,12 @@ kist_spec_default_json (bool rootless)
   g_key_str (&g, "hostname", "kist");
   g_mounts (&g, rootless);
   g_linux (&g, rootless);
+  /* The built-in seccomp allowlist (seccomp-profiles/default.json, see
+   * kist-seccomp-profile(5)); an inline linux.seccomp would win over it. */
+  g_str (&g, "annotations");
+  g_open_map (&g);
+  g_key_str (&g, "run.kist.seccomp.profile", "default");
+  g_close_map (&g);
   g_close_map (&g);
 
   char *out = NULL;

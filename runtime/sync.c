@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "sync.h"
 #include "util.h"
@@ -90,5 +92,107 @@ kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t 
         return ret;
     }
   *sent = r->n_layers;
+  return 0;
+}
+
+/* ---- fds over the sync socket (SCM_RIGHTS) */
+
+int
+kist_sync_send_fd (int fd, char type, const void *payload, size_t len, int passfd)
+{
+  if (len + 1 > KIST_SYNC_MAX)
+    return -EMSGSIZE;
+  _cleanup_free_ char *buf = xmalloc (len + 1);
+  buf[0] = type;
+  if (len)
+    memcpy (buf + 1, payload, len);
+  struct iovec iov = { .iov_base = buf, .iov_len = len + 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  memset (&ctl, 0, sizeof ctl);
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf };
+  struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c), &passfd, sizeof (int));
+  for (;;)
+    {
+      ssize_t w = sendmsg (fd, &msg, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        return -errno;
+      return 0;
+    }
+}
+
+int
+kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
+{
+  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX + 1);
+  union
+  {
+    char buf[CMSG_SPACE (4 * sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  struct iovec iov = { .iov_base = buf, .iov_len = KIST_SYNC_MAX };
+  struct msghdr msg;
+  ssize_t r;
+  *passfd = -1;
+  do
+    {
+      memset (&msg, 0, sizeof msg);
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = ctl.buf;
+      msg.msg_controllen = sizeof ctl.buf;
+      r = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC);
+    }
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return -errno;
+  /* Keep the first fd that came; close any others (never leak them). */
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
+    {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+        continue;
+      size_t n = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      for (size_t i = 0; i < n; i++)
+        {
+          int got;
+          memcpy (&got, CMSG_DATA (c) + i * sizeof (int), sizeof (int));
+          if (*passfd < 0)
+            *passfd = got;
+          else
+            close (got);
+        }
+    }
+  if (r == 0)
+    {
+      if (*passfd >= 0)
+        close (*passfd);
+      *passfd = -1;
+      return -ECONNRESET;
+    }
+  if (msg.msg_flags & MSG_CTRUNC)
+    {
+      if (*passfd >= 0)
+        close (*passfd);
+      *passfd = -1;
+      return -EPROTO;
+    }
+  *type = buf[0];
+  size_t n = (size_t) r - 1;
+  char *p = xmalloc (n + 1);
+  memcpy (p, buf + 1, n);
+  p[n] = '\0';
+  *payload = p;
+  if (len)
+    *len = n;
   return 0;
 }

@@ -16,7 +16,8 @@ enum kist_sync_type
   KIST_SYNC_LAYER = 'L',   /* init -> parent: one encoded report entry */
   KIST_SYNC_ERROR = 'E',   /* init -> parent / start client: status, errno, message */
   KIST_SYNC_READY = 'R',   /* init -> parent: set up, waiting for start */
-  KIST_SYNC_START = 'S'    /* start client -> init: exec now */
+  KIST_SYNC_START = 'S',   /* start client -> init: exec now */
+  KIST_SYNC_SECCOMP_FD = 'F' /* init -> parent: the seccomp listener fd (SCM_RIGHTS) */
 };
 
 #define KIST_SYNC_MAX 65536
@@ -32,5 +33,14 @@ int kist_sync_decode_error (const char *payload, size_t len, struct kist_error *
 
 /* Send report entries [from, r->n_layers) as LAYER packets; returns the new "from". */
 int kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t *sent);
+
+/* ---- additions (seccomp helper) ---- */
+
+/* Send one packet with an fd attached (SCM_RIGHTS).  passfd stays open. */
+int kist_sync_send_fd (int fd, char type, const void *payload, size_t len, int passfd);
+/* Like kist_sync_recv, and *passfd gets the fd that came with the packet
+ * (O_CLOEXEC), or -1.  Use it wherever an fd may come: kist_sync_recv
+ * (plain recv) makes the kernel discard attached fds. */
+int kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd);
 
 #endif

@@ -39,6 +39,8 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <poll.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -411,6 +413,75 @@ p_tiocsti_hi (int argc, char **argv)
   return syscall (SYS_ioctl, (int) num_arg (argc, argv, 2, 0), req, &c);
 }
 
+/* TIOCSTI on a terminal where the kernel allows it: a new pty whose slave
+ * is the controlling terminal of a child in a new session.  "ok" only when
+ * the injected byte was read back from the terminal's input. */
+static long
+p_tiocsti_pty (int argc, char **argv)
+{
+  char name[128];
+  int m = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0)
+    return -1;
+  if (grantpt (m) < 0 || unlockpt (m) < 0 || ptsname_r (m, name, sizeof name) != 0)
+    {
+      int e = errno;
+      close (m);
+      errno = e;
+      return -1;
+    }
+  int pfd[2];
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    return -1;
+  pid_t pid = fork ();
+  if (pid < 0)
+    return -1;
+  if (pid == 0)
+    {
+      int res = 0, s = -1;
+      char c = 'x', got = 0;
+      struct termios t;
+      if (setsid () < 0)
+        res = errno;
+      /* A session leader without a terminal gets the first one it opens. */
+      if (res == 0 && (s = open (name, O_RDWR | O_CLOEXEC)) < 0)
+        res = errno;
+      if (res == 0 && ioctl (s, TIOCSCTTY, 0) < 0)
+        res = errno;
+      if (res == 0 && tcgetattr (s, &t) == 0)
+        {
+          cfmakeraw (&t);
+          tcsetattr (s, TCSANOW, &t);
+        }
+      if (res == 0 && ioctl (s, TIOCSTI, &c) < 0)
+        res = errno;
+      if (res == 0)
+        {
+          struct pollfd p = { s, POLLIN, 0 };
+          if (poll (&p, 1, 2000) != 1 || read (s, &got, 1) != 1 || got != 'x')
+            res = ENODATA;
+        }
+      if (write (pfd[1], &res, sizeof res) != sizeof res)
+        _exit (1);
+      _exit (0);
+    }
+  close (pfd[1]);
+  int res = EPROTO;
+  if (read (pfd[0], &res, sizeof res) != sizeof res)
+    res = EPROTO;
+  close (pfd[0]);
+  close (m);
+  int st;
+  while (waitpid (pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (res != 0)
+    {
+      errno = res;
+      return -1;
+    }
+  return 0;
+}
+
 /* TCGETS [FD]: an ordinary ioctl that must pass the filter (ENOTTY on a non-tty). */
 static long
 p_tcgets (int argc, char **argv)
@@ -550,6 +621,7 @@ static const struct probe probes[] = {
   { "personality", p_personality, "personality(ARG, default 0xffffffff)" },
   { "tiocsti", p_tiocsti, "ioctl(ARG or 0, TIOCSTI, \"x\")" },
   { "tiocsti-hi", p_tiocsti_hi, "ioctl(ARG or 0, (1 << 32) | TIOCSTI, \"x\")" },
+  { "tiocsti-pty", p_tiocsti_pty, "TIOCSTI into a new pty (its controlling terminal), read back" },
   { "tcgets", p_tcgets, "ioctl(ARG or 0, TCGETS)" },
   { "clock_settime", p_clock_settime, "clock_settime(CLOCK_MONOTONIC)" },
   { "syslog", p_syslog, "syslog(SYSLOG_ACTION_SIZE_BUFFER)" },

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the seccomp layer (issue 3).
+ *
+ *   seccomp_profile.c  the OCI linux.seccomp object (and profile files in the
+ *                      same format) -> resolved rules; the canonical form and
+ *                      its hash; the names (actions, operators, archs, flags)
+ *                      and the `kist features` part
+ *   seccomp_compile.c  resolved rules -> a BPF program with libseccomp, plus
+ *                      kist's ENOSYS prefix; loading a program
+ *   seccomp_cache.c    STATE_ROOT/seccomp-cache/<sha256>.bpf
+ *   seccomp_notify.c   SCMP_ACT_NOTIFY: hand the listener fd to listenerPath
+ *   seccomp.c          the layer: choose the profile, prepare in the parent
+ *                      (before clone), load + verify in the container init
+ *
+ * Flow: the parent calls kist_seccomp_prepare() before clone; it parses the
+ * profile, hashes its canonical form and either reads the compiled program
+ * from the cache (no libseccomp rule calls at all) or compiles it and stores
+ * it.  The init inherits ctx->seccomp and only loads the ready program
+ * (kist_seccomp_apply_early / kist_seccomp_apply), then proves it from
+ * /proc/self/status. */
+#ifndef KIST_SECCOMP_H
+#define KIST_SECCOMP_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yajl/yajl_tree.h>
+
+#include "container.h"
+#include "error.h"
+#include "report.h"
+#include "sha256.h"
+
+/* The annotation naming a profile: a built-in name, a path (contains '/',
+ * relative paths are relative to the bundle) or "none". */
+#define KIST_SECCOMP_ANNOTATION "run.kist.seccomp.profile"
+/* The cache directory, under the state root. */
+/* "~" is not an id character: the cache cannot clash with a container. */
+#define KIST_SECCOMP_CACHE_DIR "~seccomp-cache"
+/* Profile files larger than this are refused (same bound as config.json). */
+#define KIST_SECCOMP_PROFILE_MAX (4u * 1024 * 1024)
+/* The kernel's limit for one filter program (BPF_MAXINSNS). */
+#define KIST_SECCOMP_MAX_INSNS 4096
+
+/* ---- the resolved profile (seccomp_profile.c) */
+
+struct kist_seccomp_arg
+{
+  unsigned index;          /* 0..5 */
+  unsigned op;             /* enum scmp_compare */
+  uint64_t value, value_two;
+};
+
+struct kist_seccomp_rule
+{
+  char *name;              /* syscall name as given */
+  int nr;                  /* native number (libseccomp's negative pseudo
+                              number for a syscall only other arches have) */
+  uint32_t action;         /* SCMP_ACT_* including the errno / trace data */
+  unsigned n_args;
+  struct kist_seccomp_arg args[6];
+  size_t entry;            /* index in syscalls[], for messages */
+};
+
+struct kist_seccomp_profile
+{
+  uint32_t default_action; /* SCMP_ACT_* including the errno data */
+  uint32_t native;         /* native arch token */
+  uint32_t *arches;        /* architectures[] (and archMap) tokens, sorted, unique,
+                              only those this kernel can run (native + compat) */
+  size_t n_arches;
+  uint32_t flags;          /* SECCOMP_FILTER_FLAG_* to load with (requested + implied) */
+  char *listener_path;     /* linux.seccomp.listenerPath, may be NULL */
+  char *listener_metadata; /* linux.seccomp.listenerMetadata, may be NULL */
+  struct kist_seccomp_rule *rules; /* in profile order; rules that repeat the
+                                      default action are left out */
+  size_t n_rules;
+  char **skipped;          /* names libseccomp does not know (NULL-terminated, unique) */
+  size_t n_skipped;
+  size_t n_gated;          /* syscalls[] entries left out by includes/excludes */
+  int max_nr;              /* highest native syscall number the profile names, -1 if none */
+  bool enosys;             /* native syscalls above max_nr return ENOSYS (see seccomp_compile.c) */
+  bool notify;             /* has SCMP_ACT_NOTIFY rules (loads with NEW_LISTENER) */
+};
+
+/* What includes/excludes are evaluated against. */
+struct kist_seccomp_env
+{
+  char *const *bounding;   /* process.capabilities.bounding (NULL: empty) */
+  uint32_t arch;           /* native arch token; 0 = seccomp_arch_native() */
+  const char *kernel;      /* kernel release for minKernel; NULL = uname() */
+};
+
+/* Parse a linux.seccomp object.  where prefixes every JSON path in messages,
+ * e.g. "config.json: linux.seccomp." or "seccomp profile `default`: ".
+ * Unknown actions, operators, archs and flags are errors naming the path; a
+ * syscall name libseccomp does not know is skipped and listed in skipped. */
+int kist_seccomp_profile_parse (yajl_val v, const char *where, const struct kist_seccomp_env *env,
+                                struct kist_seccomp_profile **out, struct kist_error **err);
+/* The same from JSON text (a profile file). */
+int kist_seccomp_profile_parse_json (const char *json, size_t len, const char *where,
+                                     const struct kist_seccomp_env *env,
+                                     struct kist_seccomp_profile **out, struct kist_error **err);
+void kist_seccomp_profile_free (struct kist_seccomp_profile *p);
+static inline void
+kist_seccomp_profile_freep (struct kist_seccomp_profile **p)
+{
+  kist_seccomp_profile_free (*p);
+  *p = NULL;
+}
+#define _cleanup_seccomp_profile_ __attribute__ ((cleanup (kist_seccomp_profile_freep)))
+
+/* The canonical, stable serialisation of everything that determines the
+ * program: format version, kist and libseccomp versions, native arch,
+ * arches, default action, flags, the ENOSYS bound and every rule.  Newly
+ * allocated text. */
+char *kist_seccomp_canonical (const struct kist_seccomp_profile *p, size_t *len);
+/* SHA-256 of the canonical form: the cache key. */
+void kist_seccomp_key (const struct kist_seccomp_profile *p, uint8_t key[KIST_SHA256_LEN]);
+
+/* "SCMP_ACT_ERRNO(1)", "SCMP_ACT_ALLOW", ... for messages, written into buf. */
+const char *kist_seccomp_action_str (uint32_t action, char buf[32]);
+/* Can this kernel load a filter with these SECCOMP_FILTER_FLAG_* bits?
+ * (seccomp() with a NULL program: EFAULT = known flags, EINVAL = not.) */
+bool kist_seccomp_flags_supported (uint32_t flags);
+
+/* The seccomp part of `kist features` (runc's features.json "seccomp"
+ * object): {"enabled":true,"actions":[...],"operators":[...],"archs":[...],
+ * "knownFlags":[...],"supportedFlags":[...]}.  Newly allocated JSON text. */
+char *kist_seccomp_features_json (void);
+
+/* ---- compiling and loading (seccomp_compile.c) */
+
+/* Build the program with libseccomp (seccomp_init, seccomp_arch_add,
+ * seccomp_rule_add_array, seccomp_export_bpf into a memfd) and prepend the
+ * ENOSYS prefix when p->enosys.  *insns is newly allocated. */
+int kist_seccomp_compile (const struct kist_seccomp_profile *p, struct sock_filter **insns,
+                          size_t *n_insns, struct kist_error **err);
+/* seccomp(SECCOMP_SET_MODE_FILTER, flags, prog).  With
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER the listener fd is stored in *listener
+ * (else -1).  Returns 0 or -errno. */
+int kist_seccomp_load (const struct sock_filter *insns, size_t n_insns, uint32_t flags,
+                       int *listener);
+
+/* ---- the compiled-filter cache (seccomp_cache.c)
+ * Entry: a header (magic, format version, insn count, the full key, SHA-256
+ * over key + program) and the sock_filter array.  Directory 0700 and files
+ * 0600, owned by the euid; anything else is ignored as foreign. */
+
+/* Create/open STATE_ROOT/seccomp-cache.  Returns the directory fd. */
+int kist_seccomp_cache_open (int state_rootfd, struct kist_error **err);
+/* 1: hit (*insns newly allocated).  0: miss; *why (newly allocated) says why
+ * ("absent", "corrupt: checksum mismatch", "foreign: owner 0", ...). */
+int kist_seccomp_cache_load (int cachefd, const uint8_t key[KIST_SHA256_LEN],
+                             struct sock_filter **insns, size_t *n_insns, char **why);
+/* Write the entry atomically (temp file + rename), mode 0600. */
+int kist_seccomp_cache_store (int cachefd, const uint8_t key[KIST_SHA256_LEN],
+                              const struct sock_filter *insns, size_t n_insns,
+                              struct kist_error **err);
+/* "<64 hex digits>.bpf" into name (at least 69 bytes). */
+void kist_seccomp_cache_name (const uint8_t key[KIST_SHA256_LEN], char name[69]);
+
+/* ---- built-in profiles: generated at build time from seccomp-profiles/
+ * (runtime/seccomp_builtin.c, see Makefile.am).  NULL-terminated names;
+ * data[i] is the JSON text of names[i], sizes[i] bytes. */
+extern const char *const kist_seccomp_builtin_names[];
+extern const unsigned char *const kist_seccomp_builtin_data[];
+extern const size_t kist_seccomp_builtin_sizes[];
+
+/* ---- the layer (seccomp.c) */
+
+/* What the parent prepared and the init loads. */
+struct kist_seccomp
+{
+  struct sock_filter *insns;
+  size_t n_insns;
+  uint32_t flags;          /* SECCOMP_FILTER_FLAG_* */
+  char *requested;         /* report "requested": profile name, path or "linux.seccomp" */
+  char *detail;            /* "profile default; 812 BPF insns; cache hit; ..." */
+  char *listener_path;     /* NOTIFY: where the parent sends the listener fd */
+  char *listener_metadata;
+  bool done;               /* init: loaded; parent: failure recorded and degraded */
+};
+
+void kist_seccomp_free (struct kist_seccomp *s);
+static inline void
+kist_seccomp_freep (struct kist_seccomp **s)
+{
+  kist_seccomp_free (*s);
+  *s = NULL;
+}
+#define _cleanup_seccomp_ __attribute__ ((cleanup (kist_seccomp_freep)))
+
+/* Parent, before clone: choose the profile (inline linux.seccomp wins over
+ * the annotation), parse it, look the program up in the cache under
+ * state_rootfd (-1: no cache) or compile and store it.  *out is NULL when
+ * seccomp is not requested.  A failure is recorded as the "seccomp" layer;
+ * when that layer may degrade, returns 0 with (*out)->done set. */
+int kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp **out,
+                          struct kist_report *r, struct kist_error **err);
+
+/* Init: load the filter early, while CAP_SYS_ADMIN is still held, when
+ * process.noNewPrivileges is false (the kernel then requires CAP_SYS_ADMIN
+ * in the container's user namespace).  Does nothing (and records nothing)
+ * when noNewPrivileges is true: kist_seccomp_apply loads it then, last.
+ * Goes in the init's layer table right before kist_user_apply. */
+int kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* kist_seccomp_apply (container.h): load unless already done; record
+ * "seccomp" as not requested when there is no filter. */
+
+/* Is seccomp requested by this config (inline or by the annotation, not
+ * "none")?  *what (may be NULL) is the report's "requested" value. */
+bool kist_seccomp_requested (const struct kist_spec *s, const char **what);
+
+/* ---- SCMP_ACT_NOTIFY (seccomp_notify.c) */
+
+/* The runtime-spec "container process state" sent with the listener fd:
+ * {"ociVersion","fds":["seccompFd"],"pid","metadata","state":{...}}.  */
+char *kist_seccomp_notify_state_json (const struct kist_ctx *ctx, const char *metadata);
+/* Parent: connect to ctx->seccomp->listener_path (unix stream socket) and
+ * send the state JSON with listener_fd as SCM_RIGHTS.  Does not close
+ * listener_fd. */
+int kist_seccomp_notify_forward (const struct kist_ctx *ctx, int listener_fd,
+                                 struct kist_error **err);
+
+#endif

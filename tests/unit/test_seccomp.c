@@ -1,0 +1,1267 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for the seccomp layer: runtime/sha256.c, seccomp_profile.c,
+ * seccomp_compile.c, seccomp_cache.c, seccomp_notify.c, seccomp.c and the fd
+ * passing in sync.c.  Filters are only ever loaded in forked children (that
+ * set no_new_privileges first), never in the test process itself. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "seccomp.h"
+#include "spec.h"
+#include "sync.h"
+#include "util.h"
+
+#define ACT_ALLOW 0x7fff0000U
+#define ACT_ERRNO(e) (0x00050000U | (e))
+#define ACT_KILL_PROCESS 0x80000000U
+#define ACT_NOTIFY 0x7fc00000U
+
+/* Documents are written with ' for " to stay readable. */
+static char *
+q (const char *s)
+{
+  char *r = xstrdup (s);
+  for (char *c = r; *c; c++)
+    if (*c == '\'')
+      *c = '"';
+  return r;
+}
+
+static char *bounding_none[] = { NULL };
+
+static struct kist_seccomp_profile *
+parse_ok_env (const char *doc, const struct kist_seccomp_env *env)
+{
+  _cleanup_free_ char *json = q (doc);
+  struct kist_seccomp_profile *p = NULL;
+  struct kist_error *err = NULL;
+  int r = kist_seccomp_profile_parse_json (json, strlen (json), "test: ", env, &p, &err);
+  ck_assert_msg (r == 0, "parse failed: %s", err ? err->msg : "?");
+  ck_assert_ptr_null (err);
+  ck_assert_ptr_nonnull (p);
+  return p;
+}
+
+static struct kist_seccomp_profile *
+parse_ok (const char *doc)
+{
+  struct kist_seccomp_env env = { .bounding = bounding_none };
+  return parse_ok_env (doc, &env);
+}
+
+/* Parse; returns the error message (the parse must fail). */
+static char *
+parse_err (const char *doc)
+{
+  _cleanup_free_ char *json = q (doc);
+  struct kist_seccomp_profile *p = NULL;
+  struct kist_error *err = NULL;
+  struct kist_seccomp_env env = { .bounding = bounding_none };
+  int r = kist_seccomp_profile_parse_json (json, strlen (json), "test: ", &env, &p, &err);
+  ck_assert_msg (r < 0, "parse of %s succeeded", doc);
+  ck_assert_ptr_null (p);
+  ck_assert_ptr_nonnull (err);
+  char *m = xstrdup (err->msg);
+  kist_error_free (err);
+  return m;
+}
+
+#define assert_err_has(doc, needle)                                                               \
+  do                                                                                              \
+    {                                                                                             \
+      _cleanup_free_ char *m_ = parse_err (doc);                                                  \
+      ck_assert_msg (strstr (m_, needle) != NULL, "`%s` not in `%s`", needle, m_);                \
+    }                                                                                             \
+  while (0)
+
+static const struct kist_seccomp_rule *
+find_rule (const struct kist_seccomp_profile *p, const char *name)
+{
+  for (size_t i = 0; i < p->n_rules; i++)
+    if (strcmp (p->rules[i].name, name) == 0)
+      return &p->rules[i];
+  return NULL;
+}
+
+/* ---- SHA-256 ---- */
+
+static void
+hex_of (const void *data, size_t len, char hex[65])
+{
+  uint8_t d[KIST_SHA256_LEN];
+  kist_sha256 (data, len, d);
+  kist_sha256_hex (d, hex);
+}
+
+START_TEST (test_sha256_vectors)
+{
+  char hex[65];
+  hex_of ("", 0, hex);
+  ck_assert_str_eq (hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  hex_of ("abc", 3, hex);
+  ck_assert_str_eq (hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  hex_of (m448, strlen (m448), hex);
+  ck_assert_str_eq (hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const char *m896 = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+                     "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+  hex_of (m896, strlen (m896), hex);
+  ck_assert_str_eq (hex, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+
+  /* One million 'a', fed in uneven pieces. */
+  struct kist_sha256 s;
+  kist_sha256_init (&s);
+  char a[1000];
+  memset (a, 'a', sizeof a);
+  size_t done = 0, step = 1;
+  while (done < 1000000)
+    {
+      size_t n = step < 1000000 - done ? step : 1000000 - done;
+      n = n > sizeof a ? sizeof a : n;
+      kist_sha256_update (&s, a, n);
+      done += n;
+      step = step * 7 % 997 + 1;
+    }
+  uint8_t d[KIST_SHA256_LEN];
+  kist_sha256_final (&s, d);
+  kist_sha256_hex (d, hex);
+  ck_assert_str_eq (hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+
+  /* Block-boundary lengths agree between one-shot and byte-wise. */
+  for (size_t len = 54; len <= 130; len++)
+    {
+      char buf[130];
+      memset (buf, 'x', len);
+      uint8_t one[KIST_SHA256_LEN], two[KIST_SHA256_LEN];
+      kist_sha256 (buf, len, one);
+      kist_sha256_init (&s);
+      for (size_t i = 0; i < len; i++)
+        kist_sha256_update (&s, buf + i, 1);
+      kist_sha256_final (&s, two);
+      ck_assert_mem_eq (one, two, sizeof one);
+    }
+}
+END_TEST
+
+/* ---- parsing ---- */
+
+START_TEST (test_parse_basic)
+{
+  struct kist_seccomp_profile *p
+      = parse_ok ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,"
+                  "'architectures':['SCMP_ARCH_X86','SCMP_ARCH_X86_64','SCMP_ARCH_X86'],"
+                  "'futureKey':{'ignored':true},"
+                  "'syscalls':["
+                  " {'names':['read','write','kist_no_such_call'],'action':'SCMP_ACT_ALLOW',"
+                  "  'comment':'io'},"
+                  " {'names':['getppid'],'action':'SCMP_ACT_ERRNO','errnoRet':42},"
+                  " {'names':['personality'],'action':'SCMP_ACT_ALLOW',"
+                  "  'args':[{'index':0,'value':4294967295,'op':'SCMP_CMP_EQ'}]},"
+                  " {'names':['mkdirat'],'action':'SCMP_ACT_ERRNO'},"
+                  " {'names':['ptrace'],'action':'SCMP_ACT_TRACE'},"
+                  " {'names':['kill'],'action':'SCMP_ACT_KILL'},"
+                  " {'names':['tkill'],'action':'SCMP_ACT_KILL_THREAD'},"
+                  " {'names':['tgkill'],'action':'SCMP_ACT_KILL_PROCESS'},"
+                  " {'names':['uname'],'action':'SCMP_ACT_LOG'},"
+                  " {'names':['getuid'],'action':'SCMP_ACT_TRAP'},"
+                  " {'names':['kist_no_such_call','another_unknown_call'],'action':'SCMP_ACT_LOG'},"
+                  " {'name':'getgid','action':'SCMP_ACT_ALLOW'},"
+                  " {'names':['ioctl'],'action':'SCMP_ACT_ALLOW','args':["
+                  "   {'index':1,'value':18446744073709551615,'valueTwo':21522,"
+                  "    'op':'SCMP_CMP_MASKED_EQ'}]}"
+                  "]}");
+  ck_assert_uint_eq (p->default_action, ACT_ERRNO (1));
+  ck_assert_uint_eq (p->n_arches, 2); /* sorted, unique */
+  ck_assert_uint_lt (p->arches[0], p->arches[1]);
+  ck_assert_ptr_nonnull (find_rule (p, "read"));
+  ck_assert_ptr_nonnull (find_rule (p, "getgid"));
+  ck_assert_uint_eq (find_rule (p, "getppid")->action, ACT_ERRNO (42));
+  /* Repeats the default action: dropped. */
+  ck_assert_ptr_null (find_rule (p, "mkdirat"));
+  ck_assert_uint_eq (find_rule (p, "ptrace")->action, 0x7ff00000U | EPERM);
+  ck_assert_uint_eq (find_rule (p, "kill")->action, 0);
+  ck_assert_uint_eq (find_rule (p, "tkill")->action, 0);
+  ck_assert_uint_eq (find_rule (p, "tgkill")->action, ACT_KILL_PROCESS);
+  ck_assert_uint_eq (find_rule (p, "uname")->action, 0x7ffc0000U);
+  ck_assert_uint_eq (find_rule (p, "getuid")->action, 0x00030000U);
+  const struct kist_seccomp_rule *pers = find_rule (p, "personality");
+  ck_assert_uint_eq (pers->n_args, 1);
+  ck_assert_uint_eq (pers->args[0].value, 4294967295ULL);
+  const struct kist_seccomp_rule *io = find_rule (p, "ioctl");
+  ck_assert_uint_eq (io->args[0].index, 1);
+  ck_assert_uint_eq (io->args[0].value, UINT64_MAX);
+  ck_assert_uint_eq (io->args[0].value_two, 21522);
+  ck_assert_uint_eq (io->args[0].op, 7);
+  /* Unknown names: skipped, listed once, sorted. */
+  ck_assert_uint_eq (p->n_skipped, 2);
+  ck_assert_str_eq (p->skipped[0], "another_unknown_call");
+  ck_assert_str_eq (p->skipped[1], "kist_no_such_call");
+  ck_assert_ptr_null (p->skipped[2]);
+  /* ERRNO(EPERM) default: the ENOSYS rule is on, above the highest named. */
+  ck_assert (p->enosys);
+  ck_assert_int_eq (p->max_nr, SYS_mkdirat > SYS_tgkill ? SYS_mkdirat : SYS_tgkill);
+  ck_assert (!p->notify);
+  ck_assert_uint_eq (p->flags, 0);
+  kist_seccomp_profile_free (p);
+
+  /* ENOSYS only for ERRNO(EPERM) and kill defaults. */
+  p = parse_ok ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':38,'syscalls':["
+                "{'names':['read'],'action':'SCMP_ACT_ALLOW'}]}");
+  ck_assert (!p->enosys);
+  kist_seccomp_profile_free (p);
+  p = parse_ok ("{'defaultAction':'SCMP_ACT_KILL_PROCESS','syscalls':[{'names':['read'],"
+                "'action':'SCMP_ACT_ALLOW'}]}");
+  ck_assert (p->enosys);
+  kist_seccomp_profile_free (p);
+  p = parse_ok ("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['read'],"
+                "'action':'SCMP_ACT_ERRNO'}]}");
+  ck_assert (!p->enosys);
+  kist_seccomp_profile_free (p);
+  p = parse_ok ("{'defaultAction':'SCMP_ACT_ERRNO'}");
+  ck_assert (!p->enosys);
+  ck_assert_int_eq (p->max_nr, -1);
+  ck_assert_uint_eq (p->n_rules, 0);
+  kist_seccomp_profile_free (p);
+}
+END_TEST
+
+START_TEST (test_parse_gating)
+{
+  const char *doc
+      = "{'defaultAction':'SCMP_ACT_ERRNO','syscalls':["
+        " {'names':['mount'],'action':'SCMP_ACT_ALLOW','includes':{'caps':['CAP_SYS_ADMIN']}},"
+        " {'names':['reboot'],'action':'SCMP_ACT_ALLOW','includes':{'caps':['CAP_SYS_BOOT',"
+        "  'CAP_SYS_ADMIN']}},"
+        " {'names':['clone'],'action':'SCMP_ACT_ALLOW','excludes':{'caps':['CAP_SYS_ADMIN']},"
+        "  'args':[{'index':0,'value':2114060288,'valueTwo':0,'op':'SCMP_CMP_MASKED_EQ'}]},"
+        " {'names':['clone'],'action':'SCMP_ACT_ALLOW','includes':{'caps':['CAP_SYS_ADMIN']}},"
+        " {'names':['arch_prctl'],'action':'SCMP_ACT_ALLOW','includes':{'arches':['amd64','x32']}},"
+        " {'names':['sync_file_range2'],'action':'SCMP_ACT_ALLOW',"
+        "  'includes':{'arches':['ppc64le']}},"
+        " {'names':['modify_ldt'],'action':'SCMP_ACT_ALLOW',"
+        "  'excludes':{'arches':['SCMP_ARCH_X86_64','aarch64']}},"
+        " {'names':['getcpu'],'action':'SCMP_ACT_ALLOW','includes':{'minKernel':'4.8'}},"
+        " {'names':['getpid'],'action':'SCMP_ACT_ALLOW','includes':{'minKernel':'999.0'}}"
+        "]}";
+  char *admin[] = { "CAP_SYS_ADMIN", "CAP_KILL", NULL };
+  struct kist_seccomp_env env = { .bounding = admin, .arch = 0xc000003eU /* x86_64 */,
+                                  .kernel = "6.18.44-test" };
+  struct kist_seccomp_profile *p = parse_ok_env (doc, &env);
+  ck_assert_ptr_nonnull (find_rule (p, "mount"));
+  ck_assert_ptr_null (find_rule (p, "reboot")); /* CAP_SYS_BOOT missing */
+  const struct kist_seccomp_rule *c = find_rule (p, "clone");
+  ck_assert_ptr_nonnull (c);
+  ck_assert_uint_eq (c->n_args, 0); /* the admin variant */
+  ck_assert_ptr_nonnull (find_rule (p, "arch_prctl"));
+  ck_assert_ptr_null (find_rule (p, "sync_file_range2"));
+  ck_assert_ptr_null (find_rule (p, "modify_ldt"));
+  ck_assert_ptr_nonnull (find_rule (p, "getcpu"));
+  ck_assert_ptr_null (find_rule (p, "getpid"));
+  ck_assert_uint_eq (p->n_gated, 5);
+  kist_seccomp_profile_free (p);
+
+  env.bounding = NULL; /* no capabilities at all */
+  p = parse_ok_env (doc, &env);
+  ck_assert_ptr_null (find_rule (p, "mount"));
+  c = find_rule (p, "clone");
+  ck_assert_ptr_nonnull (c);
+  ck_assert_uint_eq (c->n_args, 1);
+  kist_seccomp_profile_free (p);
+
+  env.arch = 0xc00000b7U; /* aarch64 */
+  p = parse_ok_env (doc, &env);
+  ck_assert_ptr_null (find_rule (p, "arch_prctl"));
+  kist_seccomp_profile_free (p);
+
+  /* Only the arches the kernel can run stay in the filter. */
+  const char *multi = "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64',"
+                      "'SCMP_ARCH_X86','SCMP_ARCH_X32','SCMP_ARCH_AARCH64','SCMP_ARCH_ARM']}";
+  env.arch = 0xc000003eU;
+  p = parse_ok_env (multi, &env);
+  ck_assert_uint_eq (p->n_arches, 3);
+  for (size_t i = 0; i < p->n_arches; i++)
+    ck_assert (p->arches[i] != 0xc00000b7U && p->arches[i] != 0x40000028U);
+  kist_seccomp_profile_free (p);
+  env.arch = 0xc00000b7U;
+  p = parse_ok_env (multi, &env);
+  ck_assert_uint_eq (p->n_arches, 2); /* aarch64 + arm */
+  kist_seccomp_profile_free (p);
+
+  /* docker's archMap, when architectures is absent: the native entry. */
+  env.arch = 0xc000003eU;
+  p = parse_ok_env ("{'defaultAction':'SCMP_ACT_ERRNO','archMap':[{'architecture':"
+                    "'SCMP_ARCH_AARCH64','subArchitectures':['SCMP_ARCH_ARM']},{'architecture':"
+                    "'SCMP_ARCH_X86_64','subArchitectures':['SCMP_ARCH_X86','SCMP_ARCH_X32']}]}",
+                    &env);
+  ck_assert_uint_eq (p->n_arches, 3);
+  kist_seccomp_profile_free (p);
+}
+END_TEST
+
+START_TEST (test_parse_malformed)
+{
+  /* Not JSON / not an object. */
+  assert_err_has ("{'defaultAction':", "invalid JSON");
+  assert_err_has ("[1,2]", "expected an object");
+  /* Wrong types, with the JSON path. */
+  assert_err_has ("{}", "test: defaultAction: required");
+  assert_err_has ("{'defaultAction':7}", "defaultAction: expected a string, got a number");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':'1'}",
+                  "defaultErrnoRet: expected a non-negative integer, got a string");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':-1}",
+                  "defaultErrnoRet: expected a non-negative integer, got `-1`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1.5}",
+                  "defaultErrnoRet: expected a non-negative integer");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':5000}",
+                  "defaultErrnoRet: 5000 is out of range");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':1}",
+                  "defaultErrnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':{}}",
+                  "syscalls: expected an array, got an object");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[3]}",
+                  "syscalls[0]: expected an object, got a number");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read',1],"
+                  "'action':'SCMP_ACT_ALLOW'}]}",
+                  "syscalls[0].names[1]: expected a string, got a number");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':'read',"
+                  "'action':'SCMP_ACT_ALLOW'}]}",
+                  "syscalls[0].names: expected an array, got a string");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'action':'SCMP_ACT_ALLOW'}]}",
+                  "syscalls[0].names: required");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['']"
+                  ",'action':'SCMP_ACT_ALLOW'}]}",
+                  "syscalls[0].names[0]: empty syscall name");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read']}]}",
+                  "syscalls[0].action: required");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','comment':5}]}",
+                  "syscalls[0].comment: expected a string");
+  /* Unknown action, operator, arch, flag, capability: errors naming the path. */
+  assert_err_has ("{'defaultAction':'SCMP_ACT_DENY'}",
+                  "defaultAction: unknown action `SCMP_ACT_DENY`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{},{'names':['read'],"
+                  "'action':'ALLOW'}]}",
+                  "syscalls[0].action: required");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW'},{'names':['read'],'action':'ALLOW'}]}",
+                  "syscalls[1].action: unknown action `ALLOW`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':1,"
+                  "'op':'SCMP_CMP_BETWEEN'}]}]}",
+                  "syscalls[0].args[0].op: unknown operator `SCMP_CMP_BETWEEN`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64',"
+                  "'SCMP_ARCH_Z80']}",
+                  "architectures[1]: unknown architecture `SCMP_ARCH_Z80`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','flags':['SECCOMP_FILTER_FLAG_MAGIC']}",
+                  "flags[0]: unknown seccomp flag `SECCOMP_FILTER_FLAG_MAGIC`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','includes':{'caps':['CAP_MAGIC']}}]}",
+                  "syscalls[0].includes.caps[0]: unknown capability `CAP_MAGIC`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','excludes':{'arches':['vax']}}]}",
+                  "syscalls[0].excludes.arches[0]: unknown architecture `vax`");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','includes':{'minKernel':'new'}}]}",
+                  "syscalls[0].includes.minKernel: `new` is not a kernel version");
+  /* Arguments. */
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','args':[{'index':6,'value':1,'op':'SCMP_CMP_EQ'}]}]}",
+                  "syscalls[0].args[0].index: 6 is out of range");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','args':[{'index':0,'op':'SCMP_CMP_EQ'}]}]}",
+                  "syscalls[0].args[0].value: required");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':18446744073709551616,"
+                  "'op':'SCMP_CMP_EQ'}]}]}",
+                  "syscalls[0].args[0].value: expected a non-negative integer");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['ioctl'],"
+                  "'action':'SCMP_ACT_ALLOW','args':[{'index':1,'value':21522,'op':'SCMP_CMP_NE'},"
+                  "{'index':1,'value':21532,'op':'SCMP_CMP_NE'}]}]}",
+                  "syscalls[0].args[1].index: argument 1 has more than one condition");
+  /* Combinations libseccomp would silently get wrong. */
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                  "'action':'SCMP_ACT_ALLOW'},{'names':['read'],'action':'SCMP_ACT_ERRNO',"
+                  "'errnoRet':5}]}",
+                  "syscalls[1]: `read` gets SCMP_ACT_ERRNO(5) here but SCMP_ACT_ALLOW in "
+                  "syscalls[0]");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['ioctl'],"
+                  "'action':'SCMP_ACT_ALLOW'},{'names':['ioctl'],'action':'SCMP_ACT_ERRNO',"
+                  "'args':[{'index':1,'value':21522,'op':'SCMP_CMP_EQ'}]}]}",
+                  "syscalls[1]: the conditional SCMP_ACT_ERRNO(1) for `ioctl` would be ignored");
+  /* NOTIFY. */
+  assert_err_has ("{'defaultAction':'SCMP_ACT_NOTIFY'}",
+                  "defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['mkdir'],"
+                  "'action':'SCMP_ACT_NOTIFY'}]}",
+                  "test: listenerPath: required with SCMP_ACT_NOTIFY");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'/x','syscalls':[{'names':"
+                  "['sendmsg'],'action':'SCMP_ACT_NOTIFY'}]}",
+                  "SCMP_ACT_NOTIFY on `sendmsg` would deadlock");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','flags':"
+                  "['SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV']}",
+                  "flags: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs SCMP_ACT_NOTIFY rules");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':3}",
+                  "listenerPath: expected a string");
+}
+END_TEST
+
+START_TEST (test_parse_flags_notify)
+{
+  struct kist_seccomp_profile *p
+      = parse_ok ("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG',"
+                  "'SECCOMP_FILTER_FLAG_SPEC_ALLOW','SECCOMP_FILTER_FLAG_TSYNC'],"
+                  "'listenerPath':'/run/agent.sock','listenerMetadata':'m=1',"
+                  "'syscalls':[{'names':['mkdir','mkdirat'],'action':'SCMP_ACT_NOTIFY'}]}");
+  ck_assert (p->notify);
+  ck_assert_str_eq (p->listener_path, "/run/agent.sock");
+  ck_assert_str_eq (p->listener_metadata, "m=1");
+  ck_assert_uint_eq (p->flags, SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW
+                                   | SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_NEW_LISTENER
+                                   | SECCOMP_FILTER_FLAG_TSYNC_ESRCH);
+  ck_assert_uint_eq (find_rule (p, "mkdirat")->action, ACT_NOTIFY);
+  kist_seccomp_profile_free (p);
+
+  /* The kernel here knows every OCI flag. */
+  ck_assert (kist_seccomp_flags_supported (SECCOMP_FILTER_FLAG_LOG));
+  ck_assert (!kist_seccomp_flags_supported (1U << 30));
+}
+END_TEST
+
+START_TEST (test_parse_10k)
+{
+  /* 10000 entries: known names repeated, unknown ones all different. */
+  size_t cap = 1 << 20, len = 0;
+  char *doc = xmalloc (cap);
+  len += (size_t) sprintf (doc, "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":[");
+  for (int i = 0; i < 10000; i++)
+    {
+      if (len + 256 > cap)
+        doc = xrealloc (doc, cap *= 2);
+      len += (size_t) sprintf (doc + len,
+                               "%s{\"names\":[\"read\",\"kist_unknown_%d\",\"getpid\"],"
+                               "\"action\":\"SCMP_ACT_ALLOW\",\"comment\":\"entry %d\","
+                               "\"args\":[]}",
+                               i ? "," : "", i, i);
+    }
+  len += (size_t) sprintf (doc + len, "]}");
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  struct kist_seccomp_profile *p = NULL;
+  struct kist_error *err = NULL;
+  struct kist_seccomp_env env = { 0 };
+  ck_assert_int_eq (kist_seccomp_profile_parse_json (doc, len, "", &env, &p, &err), 0);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  double secs = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  ck_assert_msg (secs < 2.0, "10k entries took %.3f s", secs);
+  ck_assert_uint_eq (p->n_rules, 20000);
+  ck_assert_uint_eq (p->n_skipped, 10000);
+  uint8_t k[KIST_SHA256_LEN];
+  kist_seccomp_key (p, k);
+  kist_seccomp_profile_free (p);
+  free (doc);
+}
+END_TEST
+
+/* ---- canonical form ---- */
+
+START_TEST (test_canonical_stable)
+{
+  const char *a = "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86',"
+                  "'SCMP_ARCH_X86_64'],"
+                  "'syscalls':[{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+                  "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+                  "'op':'SCMP_CMP_EQ'}]}]}";
+  /* Same content: other key order, whitespace, a comment, arches repeated. */
+  const char *b = "{ 'syscalls' : [ {'action':'SCMP_ACT_ALLOW','names':['read','write'],"
+                  "'comment':'x'},{'args':[{'op':'SCMP_CMP_EQ','value':8,'index':0,'valueTwo':0}],"
+                  "'names':['personality'],'action':'SCMP_ACT_ALLOW'}],"
+                  "'architectures':['SCMP_ARCH_X86_64','SCMP_ARCH_X86','SCMP_ARCH_X86'], "
+                  "'defaultErrnoRet': 1, 'defaultAction':'SCMP_ACT_ERRNO'}";
+  const char *c = "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':13,'architectures':["
+                  "'SCMP_ARCH_X86','SCMP_ARCH_X86_64'],'syscalls':[{'names':['read','write'],"
+                  "'action':'SCMP_ACT_ALLOW'},{'names':['personality'],'action':'SCMP_ACT_ALLOW',"
+                  "'args':[{'index':0,'value':8,'op':'SCMP_CMP_EQ'}]}]}";
+  struct kist_seccomp_profile *pa = parse_ok (a), *pb = parse_ok (b), *pc = parse_ok (c);
+  uint8_t ka[KIST_SHA256_LEN], ka2[KIST_SHA256_LEN], kb[KIST_SHA256_LEN], kc[KIST_SHA256_LEN];
+  kist_seccomp_key (pa, ka);
+  kist_seccomp_key (pa, ka2);
+  kist_seccomp_key (pb, kb);
+  kist_seccomp_key (pc, kc);
+  ck_assert_mem_eq (ka, ka2, sizeof ka);
+  ck_assert_mem_eq (ka, kb, sizeof ka);
+  ck_assert (memcmp (ka, kc, sizeof ka) != 0);
+
+  size_t len = 0;
+  _cleanup_free_ char *text = kist_seccomp_canonical (pa, &len);
+  ck_assert_uint_eq (strlen (text), len);
+  ck_assert_ptr_nonnull (strstr (text, "kist-seccomp-canonical 1\nkist "));
+  ck_assert_ptr_nonnull (strstr (text, "\nlibseccomp 2."));
+  ck_assert_ptr_nonnull (strstr (text, "\ndefault 0x00050001\n"));
+  ck_assert_ptr_nonnull (strstr (text, " personality 0x7fff0000 1 0:4:0x8:0x0\n"));
+  kist_seccomp_profile_free (pa);
+  kist_seccomp_profile_free (pb);
+  kist_seccomp_profile_free (pc);
+}
+END_TEST
+
+/* ---- temp dirs ---- */
+
+static char tmpdir[PATH_MAX];
+static int tmpfd = -1;
+
+static void
+rm_rf_at (int dfd, const char *name)
+{
+  int fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      DIR *d = fdopendir (fd);
+      struct dirent *de;
+      while (d && (de = readdir (d)))
+        if (strcmp (de->d_name, ".") && strcmp (de->d_name, ".."))
+          rm_rf_at (dirfd (d), de->d_name);
+      if (d)
+        closedir (d);
+      unlinkat (dfd, name, AT_REMOVEDIR);
+    }
+  else
+    unlinkat (dfd, name, 0);
+}
+
+static void
+setup (void)
+{
+  strcpy (tmpdir, "/tmp/kist-test-seccomp.XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (tmpdir));
+  tmpfd = open (tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (tmpfd, 0);
+}
+
+static void
+teardown (void)
+{
+  close (tmpfd);
+  rm_rf_at (AT_FDCWD, tmpdir);
+}
+
+/* ---- cache ---- */
+
+START_TEST (test_cache)
+{
+  struct kist_error *err = NULL;
+  int cfd = kist_seccomp_cache_open (tmpfd, &err);
+  ck_assert_msg (cfd >= 0, "%s", err ? err->msg : "?");
+  struct stat st;
+  ck_assert_int_eq (fstatat (tmpfd, KIST_SECCOMP_CACHE_DIR, &st, AT_SYMLINK_NOFOLLOW), 0);
+  ck_assert (S_ISDIR (st.st_mode));
+  ck_assert_uint_eq (st.st_mode & 07777, 0700);
+
+  uint8_t key[KIST_SHA256_LEN], other[KIST_SHA256_LEN];
+  kist_sha256 ("profile one", 11, key);
+  kist_sha256 ("profile two", 11, other);
+  struct sock_filter prog[3] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, 39, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_filter *got = NULL;
+  size_t n = 0;
+  char *why = NULL;
+
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_str_eq (why, "absent");
+  free (why);
+
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &err), 0);
+  char name[69];
+  kist_seccomp_cache_name (key, name);
+  ck_assert_uint_eq (strlen (name), 68);
+  ck_assert_int_eq (fstatat (cfd, name, &st, 0), 0);
+  ck_assert_uint_eq (st.st_mode & 07777, 0600);
+  ck_assert_int_eq (st.st_size, 80 + 3 * 8);
+
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 1);
+  ck_assert_ptr_null (why);
+  ck_assert_uint_eq (n, 3);
+  ck_assert_mem_eq (got, prog, sizeof prog);
+  free (got);
+  got = NULL;
+
+  /* A flipped bit in the program: corrupt. */
+  int fd = openat (cfd, name, O_RDWR | O_CLOEXEC);
+  ck_assert_int_ge (fd, 0);
+  unsigned char byte;
+  ck_assert_int_eq (pread (fd, &byte, 1, 80 + 9), 1);
+  byte ^= 0x40;
+  ck_assert_int_eq (pwrite (fd, &byte, 1, 80 + 9), 1);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_str_eq (why, "corrupt: checksum mismatch");
+  free (why);
+  /* Truncated. */
+  ck_assert_int_eq (ftruncate (fd, 80 + 8), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_str_eq (why, "corrupt: size does not match the instruction count");
+  free (why);
+  /* Garbage. */
+  ck_assert_int_eq (ftruncate (fd, 0), 0);
+  ck_assert_int_eq (pwrite (fd, "garbage garbage garbage", 23, 0), 23);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_ptr_nonnull (strstr (why, "corrupt"));
+  free (why);
+  close (fd);
+
+  /* Rebuilt: the store replaces it. */
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 1);
+  free (got);
+
+  /* Another profile's entry under this name: foreign. */
+  char oname[69];
+  kist_seccomp_cache_name (other, oname);
+  ck_assert_int_eq (linkat (cfd, name, cfd, oname, 0), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, &why), 0);
+  ck_assert_str_eq (why, "foreign: the key in the file is another profile's");
+  free (why);
+  /* Group/other-accessible: foreign. */
+  ck_assert_int_eq (fchmodat (cfd, name, 0644, 0), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_ptr_nonnull (strstr (why, "foreign"));
+  free (why);
+  ck_assert_int_eq (fchmodat (cfd, name, 0600, 0), 0);
+  /* A symlink: not followed. */
+  ck_assert_int_eq (unlinkat (cfd, oname, 0), 0);
+  ck_assert_int_eq (symlinkat (name, cfd, oname), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, &why), 0);
+  ck_assert_ptr_nonnull (strstr (why, "unreadable"));
+  free (why);
+  close (cfd);
+
+  /* A directory with loose permissions is tightened; a symlink is refused. */
+  ck_assert_int_eq (fchmodat (tmpfd, KIST_SECCOMP_CACHE_DIR, 0755, 0), 0);
+  cfd = kist_seccomp_cache_open (tmpfd, &err);
+  ck_assert_int_ge (cfd, 0);
+  close (cfd);
+  ck_assert_int_eq (fstatat (tmpfd, KIST_SECCOMP_CACHE_DIR, &st, 0), 0);
+  ck_assert_uint_eq (st.st_mode & 07777, 0700);
+  ck_assert_int_eq (mkdirat (tmpfd, "sub", 0700), 0);
+  int subfd = openat (tmpfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_eq (symlinkat ("/tmp", subfd, KIST_SECCOMP_CACHE_DIR), 0);
+  ck_assert_int_lt (kist_seccomp_cache_open (subfd, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "not a symlink"));
+  kist_error_freep (&err);
+  close (subfd);
+}
+END_TEST
+
+/* ---- compiling and loading, in forked children ---- */
+
+/* Compile a profile (fails the test on error). */
+static void
+compile (const char *doc, struct sock_filter **insns, size_t *n, uint32_t *flags)
+{
+  struct kist_seccomp_profile *p = parse_ok (doc);
+  struct kist_error *err = NULL;
+  int r = kist_seccomp_compile (p, insns, n, &err);
+  ck_assert_msg (r == 0, "compile: %s", err ? err->msg : "?");
+  if (flags)
+    *flags = p->flags;
+  kist_seccomp_profile_free (p);
+}
+
+/* Run fn in a child that sets no_new_privileges and loads the program;
+ * returns the wait status. */
+static int
+in_filtered_child (const struct sock_filter *insns, size_t n, int (*fn) (void))
+{
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      alarm (20);
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        _exit (100);
+      if (kist_seccomp_load (insns, n, 0, NULL) < 0)
+        _exit (101);
+      _exit (fn ());
+    }
+  int status = 0;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  return status;
+}
+
+static const char *tiny
+    = "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,'syscalls':["
+      "{'names':['exit_group','exit','write','getpid','getrandom','rt_sigreturn'],"
+      "'action':'SCMP_ACT_ALLOW'},"
+      "{'names':['getppid'],'action':'SCMP_ACT_ERRNO','errnoRet':42},"
+      "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':0,"
+      "'op':'SCMP_CMP_EQ'}]},"
+      "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':4294967295,"
+      "'op':'SCMP_CMP_EQ'}]}]}";
+
+static int
+tiny_checks (void)
+{
+  /* Allowed. */
+  if (syscall (SYS_getpid) <= 0)
+    return 10;
+  /* Not named, below the highest named (getrandom): the default, EPERM. */
+  errno = 0;
+  if (syscall (SYS_mkdirat, AT_FDCWD, "/nonexistent-kist/x", 0700) != -1 || errno != EPERM)
+    return 11;
+  /* errnoRet. */
+  errno = 0;
+  if (syscall (SYS_getppid) != -1 || errno != 42)
+    return 12;
+  /* Argument filter: query allowed, PER_BSD denied. */
+  if (syscall (SYS_personality, 0xffffffffUL) < 0)
+    return 13;
+  errno = 0;
+  if (syscall (SYS_personality, 0x0006UL) != -1 || errno != EPERM)
+    return 14;
+  /* Above the highest named syscall: ENOSYS (pidfd_open is newer than getrandom). */
+  errno = 0;
+  if (syscall (SYS_pidfd_open, (long) syscall (SYS_getpid), 0) != -1 || errno != ENOSYS)
+    return 15;
+  return 0;
+}
+
+START_TEST (test_compile_and_deny)
+{
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  compile (tiny, &insns, &n, NULL);
+  ck_assert_uint_gt (n, 6);
+  /* The ENOSYS prefix comes first and ends in RET ERRNO(ENOSYS). */
+  ck_assert_uint_eq (insns[5].code, BPF_RET | BPF_K);
+  ck_assert_uint_eq (insns[5].k, SECCOMP_RET_ERRNO | ENOSYS);
+  ck_assert_uint_eq (insns[4].k, SYS_getrandom);
+  int st = in_filtered_child (insns, n, tiny_checks);
+  ck_assert_msg (WIFEXITED (st) && WEXITSTATUS (st) == 0, "child status 0x%x", st);
+  free (insns);
+}
+END_TEST
+
+static int
+call_getppid (void)
+{
+  syscall (SYS_getppid);
+  return 0;
+}
+
+START_TEST (test_kill_action)
+{
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  compile ("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getppid'],"
+           "'action':'SCMP_ACT_KILL_PROCESS'}]}",
+           &insns, &n, NULL);
+  int st = in_filtered_child (insns, n, call_getppid);
+  ck_assert_msg (WIFSIGNALED (st) && WTERMSIG (st) == SIGSYS, "child status 0x%x", st);
+  free (insns);
+}
+END_TEST
+
+/* ---- the layer: prepare in the parent, apply in a child ---- */
+
+static struct kist_spec *
+spec_with (const char *linux_extra, const char *annotations, bool nnp)
+{
+  _cleanup_free_ char *doc = xasprintf (
+      "{'ociVersion':'1.2.0','root':{'path':'rootfs'},'process':{'args':['sh'],'cwd':'/',"
+      "'noNewPrivileges':%s,'capabilities':{'bounding':['CAP_KILL']}},"
+      "'linux':{'namespaces':[{'type':'mount'}]%s%s}%s%s%s}",
+      nnp ? "true" : "false", linux_extra ? "," : "", linux_extra ? linux_extra : "",
+      annotations ? ",'annotations':{" : "", annotations ? annotations : "",
+      annotations ? "}" : "");
+  _cleanup_free_ char *json = q (doc);
+  struct kist_spec *s = NULL;
+  struct kist_error *err = NULL;
+  int r = kist_spec_parse (json, strlen (json), &s, &err);
+  ck_assert_msg (r == 0, "spec: %s", err ? err->msg : "?");
+  return s;
+}
+
+static struct kist_ctx
+ctx_for (struct kist_spec *s)
+{
+  struct kist_ctx c = { .id = "t1", .spec = s, .bundle = tmpdir, .bundle_fd = tmpfd,
+                        .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1, .state_dirfd = -1 };
+  return c;
+}
+
+static const char *tiny_inline
+    = "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['exit_group','exit',"
+      "'write','read','pread64','getpid','getrandom','prctl','close','openat','fstatfs','fstat',"
+      "'newfstatat','rt_sigreturn','brk','mmap','munmap','mremap','madvise','rt_sigprocmask',"
+      "'futex'],'action':'SCMP_ACT_ALLOW'},{'names':['kist_unknown_1'],"
+      "'action':'SCMP_ACT_ALLOW'}]}";
+
+/* In a child: apply the layer (early or late) and check what it recorded and
+ * that the filter works.  Exit code 0 = all good. */
+static int
+child_apply (struct kist_ctx *ctx, bool early)
+{
+  struct kist_report *r = kist_report_new ("t1", "create", NULL);
+  struct kist_error *err = NULL;
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return 20;
+  int ret = early ? kist_seccomp_apply_early (ctx, r, &err) : kist_seccomp_apply (ctx, r, &err);
+  if (ret < 0)
+    return 21;
+  if (r->n_layers != 1 || !r->layers[0].applied || strcmp (r->layers[0].name, "seccomp") != 0)
+    return 22;
+  if (strstr (r->layers[0].detail, "/proc/self/status Seccomp: 2, Seccomp_filters: ") == NULL)
+    return 23;
+  /* The second call does nothing. */
+  if (kist_seccomp_apply (ctx, r, &err) < 0 || r->n_layers != 1)
+    return 24;
+  errno = 0;
+  if (syscall (SYS_mkdirat, AT_FDCWD, "/nonexistent-kist/x", 0700) != -1 || errno != EPERM)
+    return 25;
+  return 0;
+}
+
+static int
+wait_child (pid_t pid)
+{
+  int st = 0;
+  ck_assert_int_eq (waitpid (pid, &st, 0), pid);
+  ck_assert_msg (WIFEXITED (st), "child status 0x%x", st);
+  return WEXITSTATUS (st);
+}
+
+START_TEST (test_layer_inline_cache)
+{
+  struct kist_spec *s = spec_with (tiny_inline, NULL, true);
+  struct kist_ctx ctx = ctx_for (s);
+  struct kist_report *r = kist_report_new ("t1", "create", NULL);
+  struct kist_error *err = NULL;
+
+  ck_assert (kist_seccomp_requested (s, NULL));
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_nonnull (ctx.seccomp);
+  ck_assert_uint_eq (r->n_layers, 0); /* the init records it */
+  ck_assert_str_eq (ctx.seccomp->requested, "linux.seccomp");
+  ck_assert_msg (strstr (ctx.seccomp->detail, "linux.seccomp; ") == ctx.seccomp->detail, "%s",
+                 ctx.seccomp->detail);
+  ck_assert_msg (strstr (ctx.seccomp->detail, " BPF insns; cache miss; ENOSYS above syscall "),
+                 "%s", ctx.seccomp->detail);
+  ck_assert_ptr_nonnull (
+      strstr (ctx.seccomp->detail, "; skipped unknown syscalls: kist_unknown_1"));
+  size_t n1 = ctx.seccomp->n_insns;
+  _cleanup_free_ struct sock_filter *first = xcalloc (n1, sizeof *first);
+  memcpy (first, ctx.seccomp->insns, n1 * sizeof *first);
+
+  /* Late load (noNewPrivileges true): early does nothing. */
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      alarm (20);
+      struct kist_report *r2 = kist_report_new ("t1", "create", NULL);
+      struct kist_error *e2 = NULL;
+      if (kist_seccomp_apply_early (&ctx, r2, &e2) != 0 || r2->n_layers != 0)
+        _exit (30);
+      _exit (child_apply (&ctx, false));
+    }
+  ck_assert_int_eq (wait_child (pid), 0);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* Second prepare: a hit, the same program. */
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_msg (strstr (ctx.seccomp->detail, " BPF insns; cache hit; "), "%s",
+                 ctx.seccomp->detail);
+  ck_assert_uint_eq (ctx.seccomp->n_insns, n1);
+  ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* Corrupt every entry: detected, rebuilt, same program. */
+  int cfd = openat (tmpfd, KIST_SECCOMP_CACHE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fdopendir (dup (cfd));
+  struct dirent *de;
+  int corrupted = 0;
+  while ((de = readdir (d)))
+    if (strstr (de->d_name, ".bpf"))
+      {
+        int fd = openat (cfd, de->d_name, O_WRONLY | O_CLOEXEC);
+        ck_assert_int_eq (pwrite (fd, "\xff\xff\xff\xff", 4, 100), 4);
+        close (fd);
+        corrupted++;
+      }
+  closedir (d);
+  close (cfd);
+  ck_assert_int_eq (corrupted, 1);
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_msg (
+      strstr (ctx.seccomp->detail, "cache miss (entry corrupt: checksum mismatch; rebuilt)"), "%s",
+      ctx.seccomp->detail);
+  ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
+  kist_seccomp_free (ctx.seccomp);
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "cache hit"));
+  kist_seccomp_free (ctx.seccomp);
+
+  /* No cache at all. */
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, -1, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "cache miss (no cache)"));
+  kist_seccomp_free (ctx.seccomp);
+  kist_report_free (r);
+  kist_spec_free (s);
+}
+END_TEST
+
+START_TEST (test_layer_early_and_sources)
+{
+  /* A profile file named by a relative path (relative to the bundle). */
+  _cleanup_free_ char *prof = q ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':["
+                                 "'exit_group','write','read','pread64','getpid','prctl',"
+                                 "'close','getrandom','brk','mmap','munmap','mremap','madvise',"
+                                 "'rt_sigprocmask','futex'],'action':'SCMP_ACT_ALLOW'}]}");
+  struct kist_error *err = NULL;
+  ck_assert_int_eq (mkdirat (tmpfd, "profiles", 0700), 0);
+  int pfd = openat (tmpfd, "profiles/p.json", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  ck_assert_int_ge (pfd, 0);
+  ck_assert_int_eq (kist_write_all (pfd, prof, strlen (prof)), 0);
+  close (pfd);
+
+  struct kist_spec *s = spec_with (NULL, "'run.kist.seccomp.profile':'./profiles/p.json'", false);
+  struct kist_ctx ctx = ctx_for (s);
+  struct kist_report *r = kist_report_new ("t1", "create", NULL);
+  const char *what = NULL;
+  ck_assert (kist_seccomp_requested (s, &what));
+  ck_assert_str_eq (what, "./profiles/p.json");
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_msg (strstr (ctx.seccomp->detail, "profile ./profiles/p.json; ") == ctx.seccomp->detail,
+                 "%s", ctx.seccomp->detail);
+
+  /* noNewPrivileges false: loaded early (the child still sets NNP itself so
+   * that the test never depends on CAP_SYS_ADMIN); the late call is a no-op. */
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      alarm (20);
+      _exit (child_apply (&ctx, true));
+    }
+  ck_assert_int_eq (wait_child (pid), 0);
+  kist_seccomp_free (ctx.seccomp);
+  ctx.seccomp = NULL;
+  kist_spec_free (s);
+
+  /* The inline object wins over the annotation. */
+  s = spec_with (tiny_inline, "'run.kist.seccomp.profile':'/nonexistent/p.json'", true);
+  ctx = ctx_for (s);
+  ck_assert (kist_seccomp_requested (s, &what));
+  ck_assert_str_eq (what, "linux.seccomp");
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  kist_seccomp_free (ctx.seccomp);
+  kist_spec_free (s);
+
+  /* A missing file: the layer fails closed, recorded in the report. */
+  s = spec_with (NULL, "'run.kist.seccomp.profile':'/nonexistent/p.json'", true);
+  ctx = ctx_for (s);
+  size_t before = r->n_layers;
+  ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_null (ctx.seccomp);
+  ck_assert_ptr_nonnull (strstr (err->msg, "layer seccomp not applied"));
+  ck_assert_ptr_nonnull (strstr (err->msg, "/nonexistent/p.json"));
+  kist_error_freep (&err);
+  ck_assert_uint_eq (r->n_layers, before + 1);
+  ck_assert (!r->layers[before].applied);
+  /* ... and degrades when allowed: recorded once, the init loads nothing. */
+  r->allow_degraded = xstrdup ("seccomp");
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_nonnull (ctx.seccomp);
+  ck_assert (ctx.seccomp->done);
+  before = r->n_layers;
+  ck_assert_int_eq (kist_seccomp_apply (&ctx, r, &err), 0);
+  ck_assert_uint_eq (r->n_layers, before);
+  kist_seccomp_free (ctx.seccomp);
+  ctx.seccomp = NULL;
+  kist_spec_free (s);
+
+  /* Unknown built-in name, empty name, a bad profile: errors naming them. */
+  s = spec_with (NULL, "'run.kist.seccomp.profile':'nosuchprofile'", true);
+  ctx = ctx_for (s);
+  free (r->allow_degraded);
+  r->allow_degraded = NULL;
+  ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "no built-in seccomp profile `nosuchprofile`"));
+  kist_error_freep (&err);
+  kist_spec_free (s);
+  s = spec_with ("'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+                 "'action':'SCMP_ACT_NOPE'}]}",
+                 NULL, true);
+  ctx = ctx_for (s);
+  ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "config.json: linux.seccomp.syscalls[0].action: "
+                                           "unknown action `SCMP_ACT_NOPE`"));
+  kist_error_freep (&err);
+  kist_spec_free (s);
+
+  /* Not requested: "none", or nothing at all. */
+  s = spec_with (NULL, "'run.kist.seccomp.profile':'none'", true);
+  ctx = ctx_for (s);
+  ck_assert (!kist_seccomp_requested (s, NULL));
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_ptr_null (ctx.seccomp);
+  before = r->n_layers;
+  ck_assert_int_eq (kist_seccomp_apply (&ctx, r, &err), 0);
+  ck_assert_uint_eq (r->n_layers, before + 1);
+  ck_assert_ptr_null (r->layers[before].requested);
+  ck_assert_ptr_nonnull (strstr (r->layers[before].detail, "=none"));
+  kist_spec_free (s);
+
+  /* Requested but never prepared: fails closed. */
+  s = spec_with (tiny_inline, NULL, true);
+  ctx = ctx_for (s);
+  ck_assert_int_lt (kist_seccomp_apply (&ctx, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "not prepared"));
+  kist_error_freep (&err);
+  kist_spec_free (s);
+  kist_report_free (r);
+}
+END_TEST
+
+START_TEST (test_builtin_profiles)
+{
+  ck_assert_ptr_nonnull (kist_seccomp_builtin_names[0]);
+  for (size_t i = 0; kist_seccomp_builtin_names[i]; i++)
+    {
+      struct kist_seccomp_profile *p = NULL;
+      struct kist_error *err = NULL;
+      struct kist_seccomp_env env = { 0 };
+      const char *json = (const char *) kist_seccomp_builtin_data[i];
+      ck_assert_uint_eq (strlen (json), kist_seccomp_builtin_sizes[i]);
+      int r = kist_seccomp_profile_parse_json (json, kist_seccomp_builtin_sizes[i], "builtin: ",
+                                               &env, &p, &err);
+      ck_assert_msg (r == 0, "%s: %s", kist_seccomp_builtin_names[i], err ? err->msg : "?");
+      struct sock_filter *insns = NULL;
+      size_t n = 0;
+      r = kist_seccomp_compile (p, &insns, &n, &err);
+      ck_assert_msg (r == 0, "%s: %s", kist_seccomp_builtin_names[i], err ? err->msg : "?");
+      free (insns);
+      kist_seccomp_profile_free (p);
+    }
+}
+END_TEST
+
+/* ---- notify ---- */
+
+static int
+agent_socket (const char *path)
+{
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  ck_assert_uint_lt (strlen (path), sizeof a.sun_path);
+  strcpy (a.sun_path, path);
+  ck_assert_int_eq (bind (s, (struct sockaddr *) &a, sizeof a), 0);
+  ck_assert_int_eq (listen (s, 1), 0);
+  return s;
+}
+
+START_TEST (test_notify)
+{
+  _cleanup_free_ char *sock = xasprintf ("%s/agent.sock", tmpdir);
+  _cleanup_free_ char *target = xasprintf ("%s/notified", tmpdir);
+  _cleanup_free_ char *inl = xasprintf (
+      "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'%s','listenerMetadata':"
+      "'hello','syscalls':[{'names':['mkdir','mkdirat'],'action':'SCMP_ACT_NOTIFY'}]}",
+      sock);
+  int agent = agent_socket (sock);
+  struct kist_spec *s = spec_with (inl, "'a':'b'", true);
+  struct kist_ctx ctx = ctx_for (s);
+  struct kist_report *r = kist_report_new ("t1", "create", NULL);
+  struct kist_error *err = NULL;
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_uint_ne (ctx.seccomp->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER, 0);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "; notify listener"));
+
+  int pair[2];
+  ck_assert_int_eq (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      alarm (20);
+      close (pair[0]);
+      close (agent);
+      ctx.sync_fd = pair[1];
+      struct kist_report *r2 = kist_report_new ("t1", "create", NULL);
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || kist_seccomp_apply (&ctx, r2, &err) < 0)
+        _exit (40);
+      if (!r2->layers[0].applied)
+        _exit (41);
+      /* The agent answers "success" without doing it. */
+      if (mkdir (target, 0700) != 0)
+        _exit (42);
+      struct stat st;
+      if (stat (target, &st) == 0 || errno != ENOENT)
+        _exit (43);
+      _exit (0);
+    }
+  close (pair[1]);
+  ctx.pid = pid;
+
+  char type = 0;
+  char *payload = NULL;
+  int lfd = -1;
+  ck_assert_int_eq (kist_sync_recv_fd (pair[0], &type, &payload, NULL, &lfd), 0);
+  free (payload);
+  ck_assert_int_eq (type, KIST_SYNC_SECCOMP_FD);
+  ck_assert_int_ge (lfd, 0);
+  ck_assert_int_eq (fcntl (lfd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  int fret = kist_seccomp_notify_forward (&ctx, lfd, &err);
+  ck_assert_msg (fret == 0, "%s", err ? err->msg : "?");
+  close (lfd);
+
+  /* The agent: the state JSON and the fd. */
+  int conn = accept4 (agent, NULL, NULL, SOCK_CLOEXEC);
+  ck_assert_int_ge (conn, 0);
+  char buf[8192];
+  union
+  {
+    char b[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf - 1 };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+                        .msg_controllen = sizeof ctl.b };
+  ssize_t got = recvmsg (conn, &msg, MSG_CMSG_CLOEXEC);
+  ck_assert_int_gt (got, 0);
+  buf[got] = '\0';
+  struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+  ck_assert_ptr_nonnull (c);
+  ck_assert_int_eq (c->cmsg_type, SCM_RIGHTS);
+  int nfd;
+  memcpy (&nfd, CMSG_DATA (c), sizeof nfd);
+  _cleanup_free_ char *pidtext = xasprintf ("\"pid\":%d,", (int) pid);
+  ck_assert_msg (strstr (buf, "\"fds\":[\"seccompFd\"]") && strstr (buf, pidtext)
+                     && strstr (buf, "\"metadata\":\"hello\"")
+                     && strstr (buf, "\"status\":\"creating\"") && strstr (buf, "\"id\":\"t1\"")
+                     && strstr (buf, "\"annotations\":{\"a\":\"b\"}"),
+                 "state: %s", buf);
+
+  struct seccomp_notif req;
+  memset (&req, 0, sizeof req);
+  ck_assert_int_eq (ioctl (nfd, SECCOMP_IOCTL_NOTIF_RECV, &req), 0);
+  ck_assert_int_eq (req.pid, pid);
+  struct seccomp_notif_resp resp = { .id = req.id, .val = 0, .error = 0, .flags = 0 };
+  ck_assert_int_eq (ioctl (nfd, SECCOMP_IOCTL_NOTIF_SEND, &resp), 0);
+  ck_assert_int_eq (wait_child (pid), 0);
+  close (nfd);
+  close (conn);
+  close (agent);
+  close (pair[0]);
+  kist_seccomp_free (ctx.seccomp);
+  kist_report_free (r);
+  kist_spec_free (s);
+}
+END_TEST
+
+START_TEST (test_sync_fd)
+{
+  int pair[2];
+  ck_assert_int_eq (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+  int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  ck_assert_int_eq (kist_sync_send_fd (pair[0], 'F', "xy", 2, devnull), 0);
+  ck_assert_int_eq (kist_sync_send (pair[0], 'L', "plain", 5), 0);
+  char type;
+  char *payload = NULL;
+  size_t len = 0;
+  int fd = -2;
+  ck_assert_int_eq (kist_sync_recv_fd (pair[1], &type, &payload, &len, &fd), 0);
+  ck_assert_int_eq (type, 'F');
+  ck_assert_uint_eq (len, 2);
+  ck_assert_str_eq (payload, "xy");
+  free (payload);
+  struct stat a, b;
+  ck_assert_int_eq (fstat (fd, &a), 0);
+  ck_assert_int_eq (fstat (devnull, &b), 0);
+  ck_assert_uint_eq (a.st_rdev, b.st_rdev);
+  close (fd);
+  ck_assert_int_eq (kist_sync_recv_fd (pair[1], &type, &payload, &len, &fd), 0);
+  ck_assert_int_eq (type, 'L');
+  ck_assert_int_eq (fd, -1);
+  ck_assert_str_eq (payload, "plain");
+  free (payload);
+  close (pair[0]);
+  ck_assert_int_eq (kist_sync_recv_fd (pair[1], &type, &payload, &len, &fd), -ECONNRESET);
+  close (pair[1]);
+  close (devnull);
+}
+END_TEST
+
+START_TEST (test_features)
+{
+  _cleanup_free_ char *j = kist_seccomp_features_json ();
+  char errbuf[256];
+  yajl_val v = yajl_tree_parse (j, errbuf, sizeof errbuf);
+  ck_assert_ptr_nonnull (v);
+  yajl_tree_free (v);
+  ck_assert_ptr_nonnull (strstr (j, "\"enabled\":true"));
+  ck_assert_ptr_nonnull (strstr (j, "\"SCMP_ACT_NOTIFY\""));
+  ck_assert_ptr_nonnull (strstr (j, "\"SCMP_CMP_MASKED_EQ\""));
+  ck_assert_ptr_nonnull (strstr (j, "\"SCMP_ARCH_X86_64\""));
+  ck_assert_ptr_nonnull (strstr (j, "\"knownFlags\":[\"SECCOMP_FILTER_FLAG_TSYNC\""));
+  ck_assert_ptr_nonnull (strstr (j, "\"supportedFlags\":[\"SECCOMP_FILTER_FLAG_TSYNC\""));
+}
+END_TEST
+
+static Suite *
+seccomp_suite (void)
+{
+  Suite *s = suite_create ("seccomp");
+  TCase *tc = tcase_create ("core");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_sha256_vectors);
+  tcase_add_test (tc, test_parse_basic);
+  tcase_add_test (tc, test_parse_gating);
+  tcase_add_test (tc, test_parse_malformed);
+  tcase_add_test (tc, test_parse_flags_notify);
+  tcase_add_test (tc, test_parse_10k);
+  tcase_add_test (tc, test_canonical_stable);
+  tcase_add_test (tc, test_compile_and_deny);
+  tcase_add_test (tc, test_kill_action);
+  tcase_add_test (tc, test_builtin_profiles);
+  tcase_add_test (tc, test_sync_fd);
+  tcase_add_test (tc, test_features);
+  suite_add_tcase (s, tc);
+
+  TCase *fs = tcase_create ("fs");
+  tcase_set_timeout (fs, 60);
+  tcase_add_checked_fixture (fs, setup, teardown);
+  tcase_add_test (fs, test_cache);
+  tcase_add_test (fs, test_layer_inline_cache);
+  tcase_add_test (fs, test_layer_early_and_sources);
+  tcase_add_test (fs, test_notify);
+  suite_add_tcase (s, fs);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (seccomp_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
