@@ -7,7 +7,7 @@
  *                      and the `kist features` part
  *   seccomp_compile.c  resolved rules -> a BPF program with libseccomp, plus
  *                      kist's ENOSYS prefix; loading a program
- *   seccomp_cache.c    STATE_ROOT/seccomp-cache/<sha256>.bpf
+ *   seccomp_cache.c    STATE_ROOT/~seccomp-cache/<sha256>.bpf
  *   seccomp_notify.c   SCMP_ACT_NOTIFY: hand the listener fd to listenerPath
  *   seccomp.c          the layer: choose the profile, prepare in the parent
  *                      (before clone), load + verify in the container init
