@@ -63,7 +63,7 @@ kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct k
   kist_json_gen_str_lossy (gen, "v1");
   yajl_gen_bool (gen, 0);
   kist_json_gen_str_lossy (gen, "v2");
-  yajl_gen_bool (gen, 0);
+  yajl_gen_bool (gen, 1);
   kist_json_gen_str_lossy (gen, "systemd");
   yajl_gen_bool (gen, 0);
   yajl_gen_map_close (gen);

@@ -28,11 +28,13 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <linux/sched.h>
 #include <unistd.h>
 
 #include "container.h"
 #include "json.h"
 #include "log.h"
+#include "cgroup.h"
 #include "ns.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -303,10 +305,27 @@ annotations_json (const struct kist_spec *s)
   return kist_json_gen_take (gen);
 }
 
+/* Clone the init with its new namespaces.  With a cgroup scope, clone3 with
+ * CLONE_INTO_CGROUP makes it born in the scope (no later move, which can wait
+ * for an RCU grace period); *into_cgroup says whether that happened. */
 static pid_t
-clone_init (unsigned long flags)
+clone_init (unsigned long flags, int cgroup_fd, bool *into_cgroup)
 {
   fflush (NULL);
+  *into_cgroup = false;
+  if (cgroup_fd >= 0)
+    {
+      struct clone_args args = { .flags = flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+                                 .cgroup = (uint64_t) cgroup_fd };
+      pid_t pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      if (pid >= 0)
+        {
+          *into_cgroup = true;
+          return pid;
+        }
+      if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+        return -1;
+    }
   return (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
@@ -338,6 +357,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                           .console_socket = o->console_socket, .pid_file = o->pid_file };
   struct kist_report *r = NULL;
   _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
+  _cleanup_cgroup_ struct kist_cgroup *cgroup = NULL;
+  _cleanup_free_ char *cgroup_abs = NULL, *cgroup_created_abs = NULL;
   bool state_created = false, report_written = false;
   int ret;
 
@@ -397,6 +418,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = kist_seccomp_prepare (&ctx, rootfd, &seccomp, r, err)) < 0)
     goto fail;
   ctx.seccomp = seccomp;
+  if ((ret = kist_cgroup_apply (&ctx, r, &cgroup, err)) < 0)
+    goto fail;
   if ((ret = kist_ns_host_inodes (&ctx, err)) < 0)
     goto fail;
   int pair[2];
@@ -416,7 +439,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = join_pid_ns_for_children (spec, err)) < 0)
     goto fail;
 
-  pid_t pid = clone_init (kist_ns_clone_flags (spec));
+  bool into_cgroup = false;
+  pid_t pid = clone_init (kist_ns_clone_flags (spec), cgroup ? cgroup->dirfd : -1, &into_cgroup);
   if (pid < 0)
     {
       ret = kist_error_make (err, errno, "clone the container init (namespaces: 0x%lx)",
@@ -436,6 +460,11 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       init_main (&ctx, o->operation, o->allow_degraded);
     }
   ctx.pid = pid;
+  if (cgroup && !into_cgroup && (ret = kist_cgroup_enter (cgroup, pid, err)) < 0)
+    goto fail;
+  if (cgroup)
+    kist_report_note (r, "cgroup", into_cgroup ? "; born in it (clone3 CLONE_INTO_CGROUP)"
+                                                : "; moved in via cgroup.procs (no clone3)");
   close (sync_child);
   sync_child = -1;
   ctx.sync_fd = sync_parent;
@@ -459,6 +488,13 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                            .created = created, .owner = owner,
                            .oci_version = spec->oci_version,
                            .annotations_json = annotations = annotations_json (spec) };
+  if (cgroup)
+    {
+      st.cgroup_path = cgroup_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
+      if (cgroup->created_from)
+        st.cgroup_created = cgroup_created_abs
+            = xasprintf ("%s/%s", cgroup->mount, cgroup->created_from);
+    }
   if ((ret = kist_state_write (state_dirfd, &st, err)) < 0)
     goto fail;
   if ((ret = store_report (state_dirfd, r, err)) < 0)
@@ -479,6 +515,16 @@ fail:
       kill (ctx.pid, SIGKILL);
       while (waitpid (ctx.pid, NULL, 0) < 0 && errno == EINTR)
         ;
+    }
+  if (cgroup)
+    {
+      _cleanup_free_ char *abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
+      _cleanup_free_ char *top = cgroup->created_from
+                                     ? xasprintf ("%s/%s", cgroup->mount, cgroup->created_from)
+                                     : NULL;
+      _cleanup_error_ struct kist_error *cerr = NULL;
+      if (kist_cgroup_remove (abs, top, &cerr) < 0)
+        kist_log_error ("cleanup after a failed create: %s", cerr->msg);
     }
   if (r && !report_written)
     {
@@ -600,6 +646,21 @@ kill_all_in_pidns (pid_t init, int sig, struct kist_error **err)
   return 0;
 }
 
+/* Every process of the container's cgroup scope (cgroup.kill for SIGKILL). */
+static int
+signal_cgroup (const char *scope, int sig, struct kist_error **err)
+{
+  if (sig == SIGKILL)
+    return kist_cgroup_kill_all (scope, err);
+  _cleanup_free_ pid_t *pids = NULL;
+  size_t n = 0;
+  if (kist_cgroup_pids (scope, &pids, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    kill (pids[i], sig);
+  return 0;
+}
+
 int
 kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err)
 {
@@ -616,7 +677,9 @@ kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_
       ret = kist_error_make (err, ESRCH, "container `%s` is not running (it is stopped)", id);
       goto out;
     }
-  if (all)
+  if (all && st.cgroup_path)
+    ret = signal_cgroup (st.cgroup_path, sig, err);
+  else if (all)
     ret = kill_all_in_pidns (st.pid, sig, err);
   else if (kill (st.pid, sig) < 0)
     ret = kist_error_make (err, errno, "kill container `%s` (pid %d) with signal %d", id, (int) st.pid,
@@ -688,9 +751,20 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
                                  id, kist_status_name (status));
           goto out;
         }
-      if ((ret = kill_all_in_pidns (st.pid, SIGKILL, err)) < 0)
+      if ((ret = st.cgroup_path ? signal_cgroup (st.cgroup_path, SIGKILL, err)
+                                : kill_all_in_pidns (st.pid, SIGKILL, err))
+          < 0)
         goto out;
       if ((ret = wait_gone (&st, err)) < 0)
+        goto out;
+    }
+  /* The scope must be empty (processes outside a pid namespace can outlive
+   * the init: --force killed them above) and is verified gone. */
+  if (st.cgroup_path)
+    {
+      if (force && (ret = signal_cgroup (st.cgroup_path, SIGKILL, err)) < 0)
+        goto out;
+      if ((ret = kist_cgroup_remove (st.cgroup_path, st.cgroup_created, err)) < 0)
         goto out;
     }
   /* Remove while holding the lock: a concurrent command waiting for it then

@@ -26,6 +26,11 @@ static const struct
   { "list", kist_cmd_list, "list containers" },
   { "report", kist_cmd_report, "print the report of what was applied" },
   { "features", kist_cmd_features, "print what this kist implements (JSON)" },
+  { "pause", kist_cmd_pause, "freeze every process of a container" },
+  { "resume", kist_cmd_resume, "thaw a paused container" },
+  { "ps", kist_cmd_ps, "list the processes of a container" },
+  { "update", kist_cmd_update, "change the resource limits of a container" },
+  { "events", kist_cmd_events, "print resource statistics and OOM events" },
 };
 
 static void

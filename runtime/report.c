@@ -1022,3 +1022,24 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
     }
   return r;
 }
+
+void
+kist_report_note (struct kist_report *r, const char *name, const char *fmt, ...)
+{
+  if (r == NULL)
+    return;
+  for (size_t i = r->n_layers; i > 0; i--)
+    {
+      struct kist_layer *l = &r->layers[i - 1];
+      if (strcmp (l->name, name) != 0)
+        continue;
+      va_list ap;
+      va_start (ap, fmt);
+      _cleanup_free_ char *more = vformat_or_null (fmt, ap);
+      va_end (ap);
+      char *d = xasprintf ("%s%s", l->detail ? l->detail : "", more ? more : "");
+      free (l->detail);
+      l->detail = d;
+      return;
+    }
+}

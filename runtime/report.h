@@ -119,4 +119,8 @@ int kist_report_write_at (const struct kist_report *r, int dirfd, const char *na
  * malformed input. */
 struct kist_report *kist_report_from_json (const char *json, size_t len, struct kist_error **err);
 
+/* Append text to the detail of the latest entry called name (no-op if none). */
+void kist_report_note (struct kist_report *r, const char *name, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
 #endif

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "json.h"
 #include "sha256.h"
 #include "state.h"
@@ -515,6 +516,7 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
   if (gen_field_str (g, "created", s->created, err) < 0
       || gen_field_str (g, "owner", s->owner, err) < 0
       || gen_field_str (g, "cgroupPath", s->cgroup_path, err) < 0
+      || gen_field_str (g, "cgroupCreated", s->cgroup_created, err) < 0
       || gen_annotations (g, s->annotations_json, err) < 0)
     goto fail;
   gen_field_int (g, "deadline", s->deadline);
@@ -581,6 +583,7 @@ kist_state_clear (struct kist_state *s)
   free (s->created);
   free (s->owner);
   free (s->cgroup_path);
+  free (s->cgroup_created);
   free (s->annotations_json);
   free (s->oci_version);
   memset (s, 0, sizeof *s);
@@ -598,7 +601,8 @@ state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
       || read_str (root, "rootfs", &s->rootfs, err) < 0
       || read_str (root, "created", &s->created, err) < 0
       || read_str (root, "owner", &s->owner, err) < 0
-      || read_str (root, "cgroupPath", &s->cgroup_path, err) < 0)
+      || read_str (root, "cgroupPath", &s->cgroup_path, err) < 0
+      || read_str (root, "cgroupCreated", &s->cgroup_created, err) < 0)
     return -1;
   if (s->id == NULL)
     return kist_error_make (err, EINVAL, "field `id` is missing");
@@ -736,6 +740,8 @@ kist_state_status (const struct kist_state *s)
     return KIST_STATUS_STOPPED;
   if (s->pid_start_time != 0 && start != s->pid_start_time)
     return KIST_STATUS_STOPPED;
+  if (s->cgroup_path != NULL && kist_cgroup_is_frozen (s->cgroup_path) == 1)
+    return KIST_STATUS_PAUSED;
   return s->started ? KIST_STATUS_RUNNING : KIST_STATUS_CREATED;
 }
 

@@ -37,6 +37,7 @@ struct kist_state
   char *created;           /* RFC 3339 */
   char *owner;             /* uid of the creator, as a string */
   char *cgroup_path;       /* may be NULL */
+  char *cgroup_created;    /* topmost cgroup dir kist created (absolute), removed on delete; NULL if none */
   char *annotations_json;  /* the config's annotations object as JSON text, may be NULL */
   char *oci_version;
   int64_t deadline;        /* unix seconds, 0 = none (sandbox) */

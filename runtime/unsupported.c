@@ -52,11 +52,6 @@ kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
   else
     kist_report_skip (r, "hooks", "none requested");
 
-  bool resources = l && l->resources && YAJL_IS_OBJECT (l->resources) && l->resources->u.object.len > 0;
-  if (resources || (l && l->cgroups_path))
-    REFUSE (1, "cgroup", l->cgroups_path, "linux.resources / linux.cgroupsPath (cgroup v2 scopes)");
-  else
-    kist_report_skip (r, "cgroup", "not requested: the container stays in the caller's cgroup");
 #undef REFUSE
   return 0;
 }

@@ -6,7 +6,8 @@
 set -euo pipefail
 
 REQUIRED=(build-essential autoconf automake libtool pkg-config libmnl-dev libseccomp-dev
-  libyajl-dev check busybox-static mandoc iproute2 procps util-linux)
+  libyajl-dev check busybox-static mandoc iproute2 procps util-linux
+  qemu-system-x86)
 OPTIONAL=(crun runc)
 
 installed ()

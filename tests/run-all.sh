@@ -7,13 +7,15 @@
 #   4. _build-asan/: the same with -fsanitize=address,undefined; make check
 #   5. mandoc -T lint -W warning man/*   must print nothing
 #   6. tests/integration/run.sh          against _build/kist (needs root)
-#   7. make distcheck                    in _build/
+#   7. tests/vm/run.sh                   cgroup v2 limit tests in a qemu VM
+#                                        against _build/kist (needs root)
+#   8. make distcheck                    in _build/
 #
 # Ends with the line "N passed, N failed, N skipped": the unit checks of both
-# builds plus the integration checks; a stage that fails (deps, build, lint,
-# distcheck...) adds one failure.  Exits non-zero on any failure.
-# Environment: JOBS (make -j, default 2), KIST_SKIP_ASAN=1 / KIST_SKIP_DISTCHECK=1
-# to leave those stages out locally (reported as skipped).
+# builds plus the integration and VM checks; a stage that fails (deps, build,
+# lint, distcheck...) adds one failure.  Exits non-zero on any failure.
+# Environment: JOBS (make -j, default 2), KIST_SKIP_ASAN=1 / KIST_SKIP_VM=1 /
+# KIST_SKIP_DISTCHECK=1 to leave those stages out locally (reported as skipped).
 set -uo pipefail
 export LC_ALL=C
 
@@ -197,7 +199,33 @@ else
   stage_result "integration tests" "FAILED (no kist binary)"
 fi
 
-# ---- 7. distcheck -----------------------------------------------------------------------
+# ---- 7. VM tests (cgroup v2 limits) -----------------------------------------------------
+if [ -n "${KIST_SKIP_VM:-}" ]; then
+  stage_result "vm tests" "skipped (KIST_SKIP_VM)"
+elif [ -n "$built" ]; then
+  say "VM tests (tests/vm/run.sh _build/kist)"
+  bash tests/vm/run.sh "$REPO/_build/kist" < /dev/null 2>&1 | tee _build/vm.log
+  vm_rc=${PIPESTATUS[0]}
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' _build/vm.log | tail -n 1)
+  if [ -n "$line" ]; then
+    read -r vp _ vx _ <<< "$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 p \2 f/' <<< "$line")"
+    PASSED=$((PASSED + vp))
+    FAILED=$((FAILED + vx))
+    if [ "$vm_rc" = 0 ] && [ "$vx" = 0 ]; then
+      stage_result "vm tests" ok
+    elif [ "$vx" = 0 ]; then
+      stage_result "vm tests" "FAILED (exit $vm_rc)"
+    else
+      stage_result "vm tests" "FAILED ($vx failed checks)" counted
+    fi
+  else
+    stage_result "vm tests" "FAILED (no summary line)"
+  fi
+else
+  stage_result "vm tests" "FAILED (no kist binary)"
+fi
+
+# ---- 8. distcheck -----------------------------------------------------------------------
 if [ -n "${KIST_SKIP_DISTCHECK:-}" ]; then
   stage_result "make distcheck" "skipped (KIST_SKIP_DISTCHECK)"
 elif [ -n "$built" ]; then

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the cgroup v2 device allowlist (layer "cgroup.devices").
+ *
+ * cgroup v2 has no devices.allow file: the kernel asks a
+ * BPF_PROG_TYPE_CGROUP_DEVICE program attached to the cgroup.  kist builds
+ * that program by hand from linux.resources.devices: default deny, and the
+ * rules are tested from the last to the first so that the last matching rule
+ * wins (as in runc).  An allow rule matches when it grants every access
+ * asked for; a deny rule matches when it denies any of them.
+ *
+ * Context (struct bpf_cgroup_dev_ctx): u32 access_type = access << 16 | type,
+ * u32 major, u32 minor.  Registers: r2 type, r3 access, r4 major, r5 minor. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "json.h"
+#include "util.h"
+
+#define ACC_ALL (BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE)
+
+static struct bpf_insn
+insn (uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+  struct bpf_insn i;
+  memset (&i, 0, sizeof i);
+  i.code = code;
+  i.dst_reg = dst & 0xf;
+  i.src_reg = src & 0xf;
+  i.off = off;
+  i.imm = imm;
+  return i;
+}
+
+int
+kist_cgroup_dev_rules_parse (yajl_val devices, struct kist_cgroup_dev_rule **rules, size_t *n,
+                             struct kist_error **err)
+{
+  *rules = NULL;
+  *n = 0;
+  if (devices == NULL || YAJL_IS_NULL (devices))
+    return 0;
+  if (!YAJL_IS_ARRAY (devices))
+    return kist_error_make (err, EINVAL, "linux.resources.devices: expected an array");
+
+  size_t len = devices->u.array.len;
+  _cleanup_free_ struct kist_cgroup_dev_rule *out = xcalloc (len ? len : 1, sizeof *out);
+  for (size_t i = 0; i < len; i++)
+    {
+      yajl_val d = devices->u.array.values[i];
+      struct kist_cgroup_dev_rule *rl = &out[i];
+      if (!YAJL_IS_OBJECT (d))
+        return kist_error_make (err, EINVAL, "linux.resources.devices[%zu]: expected an object", i);
+
+      yajl_val allow = kist_json_obj_get (d, "allow");
+      if (allow == NULL || !(YAJL_IS_TRUE (allow) || YAJL_IS_FALSE (allow)))
+        return kist_error_make (err, EINVAL,
+                                "linux.resources.devices[%zu].allow: required, expected a boolean",
+                                i);
+      rl->allow = YAJL_IS_TRUE (allow);
+
+      yajl_val type = kist_json_obj_get (d, "type");
+      rl->type = 'a';
+      if (type != NULL && !YAJL_IS_NULL (type))
+        {
+          if (!YAJL_IS_STRING (type) || strlen (type->u.string) != 1
+              || strchr ("acb", type->u.string[0]) == NULL)
+            return kist_error_make (err, EINVAL,
+                                    "linux.resources.devices[%zu].type: expected \"a\", \"c\" or "
+                                    "\"b\"",
+                                    i);
+          rl->type = type->u.string[0];
+        }
+
+      const char *names[2] = { "major", "minor" };
+      int64_t *vals[2] = { &rl->major, &rl->minor };
+      for (int k = 0; k < 2; k++)
+        {
+          yajl_val v = kist_json_obj_get (d, names[k]);
+          *vals[k] = -1;
+          if (v == NULL || YAJL_IS_NULL (v))
+            continue;
+          if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) < -1
+              || YAJL_GET_INTEGER (v) > UINT32_MAX)
+            return kist_error_make (err, EINVAL,
+                                    "linux.resources.devices[%zu].%s: expected an integer "
+                                    "(-1 or absent: any)",
+                                    i, names[k]);
+          *vals[k] = YAJL_GET_INTEGER (v);
+        }
+
+      yajl_val access = kist_json_obj_get (d, "access");
+      rl->access = ACC_ALL;
+      if (access != NULL && !YAJL_IS_NULL (access))
+        {
+          if (!YAJL_IS_STRING (access))
+            return kist_error_make (err, EINVAL,
+                                    "linux.resources.devices[%zu].access: expected a string", i);
+          rl->access = 0;
+          for (const char *c = access->u.string; *c; c++)
+            switch (*c)
+              {
+              case 'r':
+                rl->access |= BPF_DEVCG_ACC_READ;
+                break;
+              case 'w':
+                rl->access |= BPF_DEVCG_ACC_WRITE;
+                break;
+              case 'm':
+                rl->access |= BPF_DEVCG_ACC_MKNOD;
+                break;
+              default:
+                return kist_error_make (err, EINVAL,
+                                        "linux.resources.devices[%zu].access: `%s` is not a "
+                                        "combination of r, w and m",
+                                        i, access->u.string);
+              }
+          if (rl->access == 0)
+            rl->access = ACC_ALL;
+        }
+    }
+  *rules = steal_pointer (&out);
+  *n = len;
+  return 0;
+}
+
+struct prog
+{
+  struct bpf_insn *v;
+  size_t n, cap;
+};
+
+static void
+emit (struct prog *p, struct bpf_insn i)
+{
+  if (p->n == p->cap)
+    {
+      p->cap = p->cap ? p->cap * 2 : 64;
+      p->v = xrealloc (p->v, p->cap * sizeof *p->v);
+    }
+  p->v[p->n++] = i;
+}
+
+int
+kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
+                         struct bpf_insn **insns, size_t *n_insns, struct kist_error **err)
+{
+  struct prog p = { 0 };
+  bool terminal = false;
+
+  /* Prologue: split the context into r2..r5. */
+  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0));
+  emit (&p, insn (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff));
+  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 3, 1, 0, 0));
+  emit (&p, insn (BPF_ALU | BPF_RSH | BPF_K, 3, 0, 0, 16));
+  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 4, 1, 4, 0));
+  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 5, 1, 8, 0));
+
+  for (size_t k = n; k-- > 0 && !terminal;)
+    {
+      const struct kist_cgroup_dev_rule *rl = &rules[k];
+      size_t jumps[8];
+      size_t n_jumps = 0;
+
+      if (rl->type == 'c' || rl->type == 'b')
+        {
+          jumps[n_jumps++] = p.n;
+          emit (&p, insn (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0,
+                          rl->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
+        }
+      if ((rl->access & ACC_ALL) != ACC_ALL)
+        {
+          emit (&p, insn (BPF_ALU | BPF_MOV | BPF_X, 1, 3, 0, 0));
+          if (rl->allow)
+            {
+              /* Anything asked for that the rule does not grant: no match. */
+              emit (&p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) (~rl->access & ACC_ALL)));
+              jumps[n_jumps++] = p.n;
+              emit (&p, insn (BPF_JMP | BPF_JNE | BPF_K, 1, 0, 0, 0));
+            }
+          else
+            {
+              /* Nothing asked for that the rule denies: no match. */
+              emit (&p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) rl->access));
+              jumps[n_jumps++] = p.n;
+              emit (&p, insn (BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0, 0));
+            }
+        }
+      if (rl->major >= 0)
+        {
+          jumps[n_jumps++] = p.n;
+          emit (&p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 4, 0, 0, (int32_t) (uint32_t) rl->major));
+        }
+      if (rl->minor >= 0)
+        {
+          jumps[n_jumps++] = p.n;
+          emit (&p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 5, 0, 0, (int32_t) (uint32_t) rl->minor));
+        }
+      emit (&p, insn (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, rl->allow ? 1 : 0));
+      emit (&p, insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+
+      /* "No match" jumps go to the first insn after this block. */
+      for (size_t j = 0; j < n_jumps; j++)
+        p.v[jumps[j]].off = (int16_t) (p.n - jumps[j] - 1);
+      /* A rule that matches everything ends the program: the verifier
+       * refuses unreachable instructions after it. */
+      terminal = n_jumps == 0;
+    }
+
+  if (!terminal)
+    {
+      emit (&p, insn (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0));
+      emit (&p, insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+    }
+  if (p.n > 4096)
+    {
+      free (p.v);
+      return kist_error_make (err, E2BIG,
+                              "linux.resources.devices: %zu rules make a device program of %zu "
+                              "instructions (limit 4096)",
+                              n, p.n);
+    }
+  *insns = p.v;
+  *n_insns = p.n;
+  return 0;
+}
+
+static int
+sys_bpf (int cmd, union bpf_attr *attr)
+{
+  return (int) syscall (SYS_bpf, cmd, attr, sizeof *attr);
+}
+
+/* Program ids attached directly to the scope for BPF_CGROUP_DEVICE. */
+static int
+query_ids (int scope_fd, uint32_t *ids, uint32_t cap, uint32_t *n, struct kist_error **err)
+{
+  union bpf_attr a;
+  memset (&a, 0, sizeof a);
+  a.query.target_fd = scope_fd;
+  a.query.attach_type = BPF_CGROUP_DEVICE;
+  a.query.prog_ids = (uint64_t) (uintptr_t) ids;
+  a.query.prog_cnt = cap;
+  if (sys_bpf (BPF_PROG_QUERY, &a) < 0)
+    return kist_error_make (err, errno, "BPF_PROG_QUERY on the cgroup (BPF_CGROUP_DEVICE)");
+  *n = a.query.prog_cnt < cap ? a.query.prog_cnt : cap;
+  return 0;
+}
+
+int
+kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, char **detail,
+                        struct kist_error **err)
+{
+  uint32_t old[64], now[64], n_old = 0, n_now = 0;
+  char log[4096] = "";
+  union bpf_attr a;
+
+  if (query_ids (scope_fd, old, KIST_ARRAY_SIZE (old), &n_old, err) < 0)
+    return -1;
+
+  memset (&a, 0, sizeof a);
+  a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+  a.insns = (uint64_t) (uintptr_t) insns;
+  a.insn_cnt = (uint32_t) n;
+  a.license = (uint64_t) (uintptr_t) "GPL";
+  a.log_buf = (uint64_t) (uintptr_t) log;
+  a.log_size = sizeof log;
+  a.log_level = 1;
+  _cleanup_close_ int prog_fd = sys_bpf (BPF_PROG_LOAD, &a);
+  if (prog_fd < 0 && errno == ENOSPC)
+    {
+      /* The log did not fit: load again without it for the real error. */
+      a.log_buf = 0;
+      a.log_size = 0;
+      a.log_level = 0;
+      prog_fd = sys_bpf (BPF_PROG_LOAD, &a);
+    }
+  if (prog_fd < 0)
+    return kist_error_make (err, errno,
+                            "load the device program (BPF_PROG_TYPE_CGROUP_DEVICE, %zu insns)%s%s%s",
+                            n, log[0] ? " (verifier: " : "", kist_rstrip (log), log[0] ? ")" : "");
+
+  struct bpf_prog_info info;
+  memset (&info, 0, sizeof info);
+  memset (&a, 0, sizeof a);
+  a.info.bpf_fd = (uint32_t) prog_fd;
+  a.info.info_len = sizeof info;
+  a.info.info = (uint64_t) (uintptr_t) &info;
+  if (sys_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
+    return kist_error_make (err, errno, "BPF_OBJ_GET_INFO_BY_FD on the device program");
+
+  memset (&a, 0, sizeof a);
+  a.target_fd = (uint32_t) scope_fd;
+  a.attach_bpf_fd = (uint32_t) prog_fd;
+  a.attach_type = BPF_CGROUP_DEVICE;
+  a.attach_flags = BPF_F_ALLOW_MULTI;
+  if (sys_bpf (BPF_PROG_ATTACH, &a) < 0)
+    return kist_error_make (err, errno, "attach the device program to the cgroup (BPF_PROG_ATTACH)");
+
+  /* Replace: detach what was there before (an earlier allowlist). */
+  for (uint32_t i = 0; i < n_old; i++)
+    {
+      union bpf_attr g;
+      memset (&g, 0, sizeof g);
+      g.prog_id = old[i];
+      _cleanup_close_ int fd = sys_bpf (BPF_PROG_GET_FD_BY_ID, &g);
+      if (fd < 0)
+        return kist_error_make (err, errno, "get the old device program %" PRIu32, old[i]);
+      memset (&a, 0, sizeof a);
+      a.target_fd = (uint32_t) scope_fd;
+      a.attach_bpf_fd = (uint32_t) fd;
+      a.attach_type = BPF_CGROUP_DEVICE;
+      if (sys_bpf (BPF_PROG_DETACH, &a) < 0)
+        return kist_error_make (err, errno, "detach the old device program %" PRIu32, old[i]);
+    }
+
+  if (query_ids (scope_fd, now, KIST_ARRAY_SIZE (now), &n_now, err) < 0)
+    return -1;
+  if (n_now != 1 || now[0] != info.id)
+    return kist_error_make (err, EIO,
+                            "device program %" PRIu32 " is not the only one attached to the "
+                            "cgroup after BPF_PROG_ATTACH (%" PRIu32 " attached)",
+                            info.id, n_now);
+  if (detail)
+    *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns) attached%s", info.id, n,
+                         n_old ? ", replaced the previous one" : "");
+  return 0;
+}

@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist update [--resources FILE|-] [--memory N] ... ID: change the cgroup
+ * limits of a live container.
+ *
+ * --resources reads an OCI LinuxResources object (a file, or stdin for "-"),
+ * as engines send it; the flags build one (runc's flags; a flag given as 0
+ * means unset, like Docker's zero-valued fields).  The object goes through
+ * kist_cgroup_update, which validates, writes and reads back each file; the
+ * entries it applied replace the same-named entries of the stored
+ * report.json, so that `kist report` shows the limits now in force.  Prints
+ * nothing on success. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cmd.h"
+#include "json.h"
+#include "log.h"
+#include "util.h"
+
+#define RESOURCES_MAX (1u << 20)
+#define REPORT_MAX (16u << 20)
+
+/* The flags, as given (NULL: not given). */
+struct update_flags
+{
+  const char *memory, *memory_reservation, *memory_swap;
+  const char *cpu_shares, *cpu_quota, *cpu_period, *cpuset_cpus, *cpuset_mems;
+  const char *pids_limit, *blkio_weight;
+};
+
+/* A size like runc's (docker/go-units RAMInBytes): a decimal number with an
+ * optional fraction and an optional binary unit k, m, g, t, p (any case,
+ * optionally followed by "i" and/or "b"), or -1 for unlimited. */
+static int
+parse_size (const char *flag, const char *s, int64_t *out, struct kist_error **err)
+{
+  if (strcmp (s, "-1") == 0)
+    {
+      *out = -1;
+      return 0;
+    }
+  const char *p = s;
+  uint64_t whole = 0, frac = 0, frac_div = 1;
+  if (*p < '0' || *p > '9')
+    goto bad;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      if (whole > (UINT64_MAX - 9) / 10)
+        goto range;
+      whole = whole * 10 + (uint64_t) (*p - '0');
+    }
+  if (*p == '.')
+    {
+      p++;
+      if (*p < '0' || *p > '9')
+        goto bad;
+      for (; *p >= '0' && *p <= '9'; p++)
+        if (frac_div < 1000000000000ULL)
+          {
+            frac = frac * 10 + (uint64_t) (*p - '0');
+            frac_div *= 10;
+          }
+    }
+  unsigned shift = 0;
+  switch (*p)
+    {
+    case 'k': case 'K': shift = 10; p++; break;
+    case 'm': case 'M': shift = 20; p++; break;
+    case 'g': case 'G': shift = 30; p++; break;
+    case 't': case 'T': shift = 40; p++; break;
+    case 'p': case 'P': shift = 50; p++; break;
+    default: break;
+    }
+  if (shift && (*p == 'i' || *p == 'I'))
+    p++;
+  if (*p == 'b' || *p == 'B')
+    p++;
+  if (*p != '\0')
+    goto bad;
+  if (whole > ((uint64_t) INT64_MAX >> shift))
+    goto range;
+  /* The fraction of the unit, truncated to whole bytes. */
+  unsigned __int128 v = ((unsigned __int128) whole << shift)
+                        + (((unsigned __int128) frac << shift) / frac_div);
+  if (v > INT64_MAX)
+    goto range;
+  *out = (int64_t) v;
+  return 0;
+bad:
+  return kist_error_make (err, EINVAL,
+                          "update: %s `%s`: expected a size in bytes with an optional unit "
+                          "(k, m, g, t, p; e.g. 512m) or -1",
+                          flag, s);
+range:
+  return kist_error_make (err, ERANGE, "update: %s `%s`: too large (at most %" PRId64 " bytes)",
+                          flag, s, INT64_MAX);
+}
+
+/* A whole decimal integer; min is the smallest accepted value. */
+static int
+parse_i64 (const char *flag, const char *s, int64_t min, int64_t *out, struct kist_error **err)
+{
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll (s, &end, 10);
+  if (*s == '\0' || *end != '\0' || errno != 0 || v < min)
+    return kist_error_make (err, EINVAL, "update: %s `%s`: expected an integer >= %" PRId64, flag,
+                            s, min);
+  *out = v;
+  return 0;
+}
+
+/* Generator helpers: each emits "key": value only for a set (non-zero) value. */
+static void
+gen_key (yajl_gen g, const char *key)
+{
+  yajl_gen_string (g, (const unsigned char *) key, strlen (key));
+}
+
+static void
+gen_int_field (yajl_gen g, const char *key, int64_t v)
+{
+  if (v == 0)
+    return;
+  gen_key (g, key);
+  yajl_gen_integer (g, v);
+}
+
+static void
+gen_str_field (yajl_gen g, const char *key, const char *v)
+{
+  if (v == NULL || *v == '\0')
+    return;
+  gen_key (g, key);
+  kist_json_gen_str_lossy (g, v);
+}
+
+/* The flags -> a LinuxResources JSON text. */
+static int
+flags_to_json (const struct update_flags *f, char **out, struct kist_error **err)
+{
+  int64_t mem = 0, mem_res = 0, swap = 0, shares = 0, quota = 0, period = 0, pids = 0, weight = 0;
+  if ((f->memory && parse_size ("--memory", f->memory, &mem, err) < 0)
+      || (f->memory_reservation
+          && parse_size ("--memory-reservation", f->memory_reservation, &mem_res, err) < 0)
+      || (f->memory_swap && parse_size ("--memory-swap", f->memory_swap, &swap, err) < 0)
+      || (f->cpu_shares && parse_i64 ("--cpu-shares", f->cpu_shares, 0, &shares, err) < 0)
+      || (f->cpu_quota && parse_i64 ("--cpu-quota", f->cpu_quota, -1, &quota, err) < 0)
+      || (f->cpu_period && parse_i64 ("--cpu-period", f->cpu_period, 0, &period, err) < 0)
+      || (f->pids_limit && parse_i64 ("--pids-limit", f->pids_limit, -1, &pids, err) < 0)
+      || (f->blkio_weight && parse_i64 ("--blkio-weight", f->blkio_weight, 0, &weight, err) < 0))
+    return -1;
+  if (weight != 0 && (weight < 10 || weight > 1000))
+    return kist_error_make (err, EINVAL,
+                            "update: --blkio-weight `%s`: expected 10 to 1000 (0: unchanged)",
+                            f->blkio_weight);
+  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, true);
+  yajl_gen_map_open (g);
+  if (mem || mem_res || swap)
+    {
+      gen_key (g, "memory");
+      yajl_gen_map_open (g);
+      gen_int_field (g, "limit", mem);
+      gen_int_field (g, "reservation", mem_res);
+      gen_int_field (g, "swap", swap);
+      yajl_gen_map_close (g);
+    }
+  bool cpus = f->cpuset_cpus && *f->cpuset_cpus, mems = f->cpuset_mems && *f->cpuset_mems;
+  if (shares || quota || period || cpus || mems)
+    {
+      gen_key (g, "cpu");
+      yajl_gen_map_open (g);
+      gen_int_field (g, "shares", shares);
+      gen_int_field (g, "quota", quota);
+      gen_int_field (g, "period", period);
+      gen_str_field (g, "cpus", f->cpuset_cpus);
+      gen_str_field (g, "mems", f->cpuset_mems);
+      yajl_gen_map_close (g);
+    }
+  if (pids)
+    {
+      gen_key (g, "pids");
+      yajl_gen_map_open (g);
+      gen_int_field (g, "limit", pids);
+      yajl_gen_map_close (g);
+    }
+  if (weight)
+    {
+      gen_key (g, "blockIO");
+      yajl_gen_map_open (g);
+      gen_int_field (g, "weight", weight);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_map_close (g);
+  *out = kist_json_gen_take (g);
+  return 0;
+}
+
+/* --resources FILE|- -> its text. */
+static int
+read_resources (const char *path, char **out, struct kist_error **err)
+{
+  size_t len = 0;
+  if (strcmp (path, "-") == 0)
+    {
+      if (kist_read_fd (STDIN_FILENO, RESOURCES_MAX, out, &len, err) < 0)
+        return kist_error_wrap (err, "update: --resources -: read the resources from stdin");
+      return 0;
+    }
+  if (kist_read_file_at (AT_FDCWD, path, RESOURCES_MAX, out, &len, err) < 0)
+    return kist_error_wrap (err, "update: --resources");
+  return 0;
+}
+
+/* Parse the LinuxResources text (trailing whitespace is fine). */
+static int
+parse_resources (const char *what, char *text, yajl_val *out, struct kist_error **err)
+{
+  char ebuf[256] = "";
+  kist_rstrip (text);
+  if (*text == '\0')
+    return kist_error_make (err, EINVAL,
+                            "update: %s is empty: expected an OCI LinuxResources JSON object", what);
+  yajl_val v = yajl_tree_parse (text, ebuf, sizeof ebuf);
+  if (v == NULL)
+    return kist_error_make (err, EINVAL, "update: %s: invalid JSON: %s", what, kist_rstrip (ebuf));
+  if (!YAJL_IS_OBJECT (v))
+    {
+      yajl_tree_free (v);
+      return kist_error_make (err, EINVAL,
+                              "update: %s: expected an OCI LinuxResources JSON object "
+                              "(e.g. {\"memory\": {\"limit\": 67108864}})",
+                              what);
+    }
+  *out = v;
+  return 0;
+}
+
+/* Remove every entry named name (it is superseded). */
+static void
+drop_layer (struct kist_report *r, const char *name)
+{
+  size_t i = 0;
+  while (i < r->n_layers)
+    {
+      if (strcmp (r->layers[i].name, name) != 0)
+        {
+          i++;
+          continue;
+        }
+      kist_layer_clear (&r->layers[i]);
+      memmove (&r->layers[i], &r->layers[i + 1], (r->n_layers - i - 1) * sizeof r->layers[0]);
+      r->n_layers--;
+    }
+}
+
+/* The entries the update applied replace the stored ones of the same name
+ * (appended: the report lists layers in the order they were applied).
+ * Entries that were not applied are not stored: the old value is still in
+ * force, and the error tells the caller. */
+static int
+store_report (int dirfd, const char *id, const struct kist_report *upd, struct kist_error **err)
+{
+  size_t n_applied = 0;
+  for (size_t i = 0; i < upd->n_layers; i++)
+    n_applied += upd->layers[i].applied;
+  if (n_applied == 0)
+    return 0;
+  _cleanup_free_ char *json = NULL;
+  size_t len = 0;
+  _cleanup_report_ struct kist_report *stored = NULL;
+  struct kist_error *e = NULL;
+  if (kist_read_file_at (dirfd, "report.json", REPORT_MAX, &json, &len, &e) < 0)
+    {
+      if (e->errnum != ENOENT)
+        {
+          *err = e;
+          return kist_error_wrap (err, "read the stored report");
+        }
+      kist_error_free (e);
+      stored = kist_report_new (id, "update", NULL);
+    }
+  else if ((stored = kist_report_from_json (json, len, err)) == NULL)
+    return kist_error_wrap (err, "the stored report");
+  for (size_t i = 0; i < upd->n_layers; i++)
+    if (upd->layers[i].applied)
+      {
+        drop_layer (stored, upd->layers[i].name);
+        kist_report_add (stored, &upd->layers[i]);
+      }
+  return kist_report_write_at (stored, dirfd, "report.json", 0600, err);
+}
+
+int
+kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
+{
+  enum
+  {
+    O_MEM = 256, O_MEMRES, O_SWAP, O_SHARES, O_QUOTA, O_PERIOD, O_CPUS, O_MEMS, O_PIDS, O_WEIGHT
+  };
+  static const struct option opts[] = {
+    { "resources", required_argument, NULL, 'r' },
+    { "memory", required_argument, NULL, O_MEM },
+    { "memory-reservation", required_argument, NULL, O_MEMRES },
+    { "memory-swap", required_argument, NULL, O_SWAP },
+    { "cpu-shares", required_argument, NULL, O_SHARES },
+    { "cpu-share", required_argument, NULL, O_SHARES }, /* runc's spelling */
+    { "cpu-quota", required_argument, NULL, O_QUOTA },
+    { "cpu-period", required_argument, NULL, O_PERIOD },
+    { "cpuset-cpus", required_argument, NULL, O_CPUS },
+    { "cpuset-mems", required_argument, NULL, O_MEMS },
+    { "pids-limit", required_argument, NULL, O_PIDS },
+    { "blkio-weight", required_argument, NULL, O_WEIGHT },
+    { NULL, 0, NULL, 0 },
+  };
+  struct update_flags f = { 0 };
+  const char *resources = NULL;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+r:", opts, NULL)) != -1)
+    {
+      switch (c)
+        {
+        case 'r': resources = optarg; break;
+        case O_MEM: f.memory = optarg; break;
+        case O_MEMRES: f.memory_reservation = optarg; break;
+        case O_SWAP: f.memory_swap = optarg; break;
+        case O_SHARES: f.cpu_shares = optarg; break;
+        case O_QUOTA: f.cpu_quota = optarg; break;
+        case O_PERIOD: f.cpu_period = optarg; break;
+        case O_CPUS: f.cpuset_cpus = optarg; break;
+        case O_MEMS: f.cpuset_mems = optarg; break;
+        case O_PIDS: f.pids_limit = optarg; break;
+        case O_WEIGHT: f.blkio_weight = optarg; break;
+        default:
+          kist_error_make (err, EINVAL, "update: unknown option or missing value: `%s`",
+                           argv[optind - 1]);
+          return KIST_EXIT_USAGE;
+        }
+    }
+  bool any_flag = f.memory || f.memory_reservation || f.memory_swap || f.cpu_shares || f.cpu_quota
+             || f.cpu_period || f.cpuset_cpus || f.cpuset_mems || f.pids_limit || f.blkio_weight;
+  const char *id = NULL;
+  if (kist_cmd_one_id ("update", argc, argv, optind, &id, err) < 0 || kist_id_validate (id, err) < 0)
+    return KIST_EXIT_USAGE;
+  if (resources && any_flag)
+    {
+      kist_error_make (err, EINVAL,
+                       "update: give either --resources or the limit flags (--memory, "
+                       "--cpu-quota, ...), not both");
+      return KIST_EXIT_USAGE;
+    }
+  if (!resources && !any_flag)
+    {
+      kist_error_make (err, EINVAL,
+                       "update: nothing to update: give --resources FILE|- or a limit flag "
+                       "(--memory, --memory-reservation, --memory-swap, --cpu-shares, "
+                       "--cpu-quota, --cpu-period, --cpuset-cpus, --cpuset-mems, --pids-limit, "
+                       "--blkio-weight)");
+      return KIST_EXIT_USAGE;
+    }
+
+  /* The request first: a malformed one fails before the container is touched. */
+  _cleanup_free_ char *text = NULL;
+  _cleanup_free_ char *what = NULL;
+  if (resources)
+    {
+      what = strcmp (resources, "-") == 0 ? xstrdup ("--resources - (stdin)")
+                                          : xasprintf ("--resources `%s`", resources);
+      if (read_resources (resources, &text, err) < 0)
+        return KIST_EXIT_USAGE;
+    }
+  else
+    {
+      what = xstrdup ("the limit flags");
+      if (flags_to_json (&f, &text, err) < 0)
+        return KIST_EXIT_USAGE;
+    }
+  _cleanup_yajl_ yajl_val res = NULL;
+  if (parse_resources (what, text, &res, err) < 0)
+    return KIST_EXIT_USAGE;
+
+  _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
+  _cleanup_close_ int dirfd = -1;
+  if (rootfd < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+    return KIST_EXIT_USAGE;
+  struct kist_state st = { 0 };
+  _cleanup_report_ struct kist_report *upd = NULL;
+  int ret = KIST_EXIT_USAGE;
+  if (kist_state_read (dirfd, &st, err) < 0)
+    goto out;
+  enum kist_status status = kist_state_status (&st);
+  if (status == KIST_STATUS_STOPPED)
+    {
+      kist_error_make (err, EINVAL, "update: container `%s` is not running (it is stopped)", id);
+      goto out;
+    }
+  if (st.cgroup_path == NULL)
+    {
+      kist_error_make (err, EOPNOTSUPP,
+                       "update: container `%s` has no cgroup (the state records no cgroup scope, "
+                       "e.g. created rootless without a delegated cgroup v2 subtree), so its "
+                       "limits cannot be changed",
+                       id);
+      goto out;
+    }
+  upd = kist_report_new (id, "update", NULL);
+  int r = kist_cgroup_update (st.cgroup_path, res, upd, err);
+  if (r < 0)
+    {
+      /* kist_report_failed suggests --allow-degraded, which is a create/run
+       * flag: an update that cannot be applied just fails. */
+      char *hint = *err ? strstr ((*err)->msg, " (allow it to degrade with --allow-degraded ") : NULL;
+      if (hint)
+        *hint = '\0';
+      kist_error_wrap (err, "update container `%s` (cgroup %s)", id, st.cgroup_path);
+    }
+  /* Whatever was applied is in force now, also after a later failure. */
+  struct kist_error *e2 = NULL;
+  if (store_report (dirfd, id, upd, &e2) < 0)
+    {
+      if (r < 0)
+        {
+          kist_log_warn ("update container `%s`: %s", id, e2->msg);
+          kist_error_free (e2);
+        }
+      else
+        {
+          *err = e2;
+          kist_error_wrap (err,
+                           "update container `%s`: the limits were changed, but the stored "
+                           "report.json was not updated",
+                           id);
+        }
+      goto out;
+    }
+  if (r < 0)
+    goto out;
+  ret = 0;
+out:
+  kist_state_clear (&st);
+  return ret;
+}

@@ -1,0 +1,886 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for runtime/cgroup.c and runtime/cgroup_devices.c.
+ *
+ * The pure parts (paths, conversions, read-back comparison, the plan, the
+ * device program) run everywhere.  The scope tests need root and a cgroup2
+ * mount; they work only below MOUNT/kist-test-<pid> and remove it. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "cgroup.h"
+#include "report.h"
+#include "util.h"
+
+static yajl_val
+parse (const char *json)
+{
+  char errbuf[256];
+  yajl_val v = yajl_tree_parse (json, errbuf, sizeof errbuf);
+  ck_assert_msg (v != NULL, "bad test JSON: %s", errbuf);
+  return v;
+}
+
+/* ---------------------------------------------------------------- paths */
+
+START_TEST (test_resolve_path)
+{
+  struct kist_error *err = NULL;
+  char *rel = NULL;
+
+  ck_assert_int_eq (kist_cgroup_resolve_path (NULL, "", "c1", &rel, &err), 0);
+  ck_assert_str_eq (rel, "kist/c1");
+  free (rel);
+  ck_assert_int_eq (kist_cgroup_resolve_path (NULL, "/user.slice/x", "c1", &rel, &err), 0);
+  ck_assert_str_eq (rel, "user.slice/x/kist/c1");
+  free (rel);
+  ck_assert_int_eq (kist_cgroup_resolve_path ("/a/b", "own", "c1", &rel, &err), 0);
+  ck_assert_str_eq (rel, "a/b");
+  free (rel);
+  ck_assert_int_eq (kist_cgroup_resolve_path ("a/b", "own", "c1", &rel, &err), 0);
+  ck_assert_str_eq (rel, "own/a/b");
+  free (rel);
+  ck_assert_int_eq (kist_cgroup_resolve_path ("a", "", "c1", &rel, &err), 0);
+  ck_assert_str_eq (rel, "a");
+  free (rel);
+  ck_assert_ptr_null (err);
+
+  const char *bad[] = { "/a/../b", "/a//b", "..", "/a/./b", "/", "a/", "/a/b/.." };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (bad); i++)
+    {
+      rel = NULL;
+      ck_assert_msg (kist_cgroup_resolve_path (bad[i], "", "c1", &rel, &err) < 0, "%s accepted",
+                     bad[i]);
+      ck_assert_ptr_null (rel);
+      ck_assert_ptr_nonnull (err);
+      kist_error_free (err);
+      err = NULL;
+    }
+
+  ck_assert_int_eq (kist_cgroup_resolve_path ("system.slice:kist:c1", "", "c1", &rel, &err),
+                    -ENOTSUP);
+  ck_assert_ptr_nonnull (strstr (err->msg, "the systemd cgroup driver is not implemented; use a path"));
+  kist_error_free (err);
+}
+END_TEST
+
+START_TEST (test_own_path)
+{
+  struct kist_error *err = NULL;
+  char *own = NULL;
+  if (access ("/proc/self/cgroup", R_OK) != 0)
+    return;
+  int rc = kist_cgroup_own_path (&own, &err);
+  if (rc == 0)
+    {
+      ck_assert_ptr_nonnull (own);
+      ck_assert (own[0] != '/');
+      free (own);
+    }
+  else
+    kist_error_free (err);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- values */
+
+START_TEST (test_conversions)
+{
+  ck_assert_uint_eq (kist_cgroup_shares_to_weight (0), 0);
+  ck_assert_uint_eq (kist_cgroup_shares_to_weight (2), 1);
+  ck_assert_uint_eq (kist_cgroup_shares_to_weight (1024), 39);
+  ck_assert_uint_eq (kist_cgroup_shares_to_weight (262144), 10000);
+  ck_assert_uint_eq (kist_cgroup_blkio_to_io_weight (0), 0);
+  ck_assert_uint_eq (kist_cgroup_blkio_to_io_weight (10), 1);
+  ck_assert_uint_eq (kist_cgroup_blkio_to_io_weight (500), 4950);
+  ck_assert_uint_eq (kist_cgroup_blkio_to_io_weight (1000), 10000);
+}
+END_TEST
+
+START_TEST (test_swap)
+{
+  struct kist_error *err = NULL;
+  int64_t v;
+  bool set;
+  ck_assert_int_eq (kist_cgroup_swap_max (100, 200, &v, &set, &err), 0);
+  ck_assert (set);
+  ck_assert_int_eq (v, 100);
+  ck_assert_int_eq (kist_cgroup_swap_max (100, 100, &v, &set, &err), 0);
+  ck_assert (set);
+  ck_assert_int_eq (v, 0);
+  ck_assert_int_eq (kist_cgroup_swap_max (100, -1, &v, &set, &err), 0);
+  ck_assert (set);
+  ck_assert_int_eq (v, -1);
+  ck_assert_int_eq (kist_cgroup_swap_max (100, 0, &v, &set, &err), 0);
+  ck_assert (!set);
+  ck_assert_int_eq (kist_cgroup_swap_max (-1, 0, &v, &set, &err), 0);
+  ck_assert (set);
+  ck_assert_int_eq (v, -1);
+  ck_assert_ptr_null (err);
+
+  ck_assert_int_lt (kist_cgroup_swap_max (100, 50, &v, &set, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "must be >="));
+  kist_error_free (err);
+  err = NULL;
+  ck_assert_int_lt (kist_cgroup_swap_max (0, 200, &v, &set, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "memory.limit"));
+  kist_error_free (err);
+}
+END_TEST
+
+START_TEST (test_value_matches)
+{
+  bool rounded;
+  ck_assert (kist_cgroup_value_matches ("max", "max\n", 0, &rounded));
+  ck_assert (!rounded);
+  ck_assert (kist_cgroup_value_matches ("10", " 10 \n", 0, NULL));
+  ck_assert (kist_cgroup_value_matches ("50000 100000", "50000  100000\n", 0, NULL));
+  ck_assert (!kist_cgroup_value_matches ("max", "100\n", 0, NULL));
+  ck_assert (!kist_cgroup_value_matches ("100", "max\n", 4096, NULL));
+  ck_assert (kist_cgroup_value_matches ("33554433", "33554432\n", 4096, &rounded));
+  ck_assert (rounded);
+  ck_assert (!kist_cgroup_value_matches ("33554433", "33554432\n", 0, NULL));
+  ck_assert (!kist_cgroup_value_matches ("33554432", "33550336\n", 4096, NULL));
+  ck_assert (kist_cgroup_value_matches ("1G", "1073741824\n", 0, &rounded));
+  ck_assert (!rounded);
+  ck_assert (kist_cgroup_value_matches ("3M", "3145728", 4096, NULL));
+  ck_assert (kist_cgroup_cpulist_equal ("0-3", "0,1,2,3\n"));
+  ck_assert (kist_cgroup_cpulist_equal ("", "\n"));
+  ck_assert (kist_cgroup_cpulist_equal ("0,2-3", "0,2,3"));
+  ck_assert (!kist_cgroup_cpulist_equal ("0-1", "0-2"));
+  ck_assert (!kist_cgroup_cpulist_equal ("x", "x"));
+}
+END_TEST
+
+/* ---------------------------------------------------------------- plan */
+
+static const struct kist_cgroup_write *
+find (const struct kist_cgroup_plan *p, const char *file)
+{
+  for (size_t i = 0; i < p->n; i++)
+    if (strcmp (p->w[i].file, file) == 0)
+      return &p->w[i];
+  return NULL;
+}
+
+START_TEST (test_plan)
+{
+  struct kist_error *err = NULL;
+  struct kist_cgroup_plan *p = NULL;
+  yajl_val v = parse (
+      "{\"memory\":{\"limit\":33554432,\"reservation\":0,\"swap\":67108864,\"kernel\":0,"
+      "\"useHierarchy\":true,\"checkBeforeUpdate\":true},"
+      "\"cpu\":{\"shares\":1024,\"quota\":50000,\"period\":100000,\"cpus\":\"0-1\",\"mems\":\"\","
+      "\"burst\":1000,\"idle\":1},"
+      "\"pids\":{\"limit\":0},"
+      "\"blockIO\":{\"weight\":500,\"weightDevice\":[{\"major\":8,\"minor\":0,\"weight\":1000}],"
+      "\"throttleReadBpsDevice\":[{\"major\":8,\"minor\":0,\"rate\":1048576}],"
+      "\"throttleWriteIOPSDevice\":[{\"major\":8,\"minor\":16,\"rate\":0}]},"
+      "\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194304}],"
+      "\"unified\":{\"memory.high\":\"1G\",\"pids.max\":\"20\"},"
+      "\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\","
+      "\"major\":1,\"minor\":3,\"access\":\"rw\"}]}");
+  ck_assert_int_eq (kist_cgroup_plan_build (v, &p, &err), 0);
+  ck_assert_ptr_null (err);
+
+  const struct kist_cgroup_write *w;
+  ck_assert_ptr_nonnull (w = find (p, "memory.max"));
+  ck_assert_str_eq (w->lines[0], "33554432");
+  ck_assert_str_eq (w->controller, "memory");
+  ck_assert_str_eq (w->config, "linux.resources.memory.limit");
+  ck_assert_uint_gt (w->unit, 0);
+  ck_assert_ptr_null (find (p, "memory.low")); /* reservation 0 = unset */
+  ck_assert_ptr_null (find (p, "memory.kernel"));
+  ck_assert_ptr_nonnull (w = find (p, "memory.swap.max"));
+  ck_assert_str_eq (w->lines[0], "33554432");
+  ck_assert_ptr_nonnull (w = find (p, "cpu.weight"));
+  ck_assert_str_eq (w->lines[0], "39");
+  ck_assert_ptr_nonnull (w = find (p, "cpu.max"));
+  ck_assert_str_eq (w->lines[0], "50000 100000");
+  ck_assert_ptr_nonnull (w = find (p, "cpu.max.burst"));
+  ck_assert_str_eq (w->lines[0], "1000");
+  ck_assert_ptr_nonnull (w = find (p, "cpu.idle"));
+  ck_assert_ptr_nonnull (w = find (p, "cpuset.cpus"));
+  ck_assert_str_eq (w->controller, "cpuset");
+  ck_assert_ptr_null (find (p, "cpuset.mems"));
+  ck_assert_ptr_nonnull (w = find (p, "io.weight"));
+  ck_assert_str_eq (w->lines[0], "default 4950");
+  ck_assert_str_eq (w->lines[1], "8:0 10000");
+  ck_assert_str_eq (w->requested, "default 4950; 8:0 10000");
+  ck_assert_ptr_nonnull (w = find (p, "io.max"));
+  ck_assert_str_eq (w->lines[0], "8:0 rbps=1048576");
+  ck_assert_str_eq (w->lines[1], "8:16 wiops=max");
+  ck_assert_ptr_nonnull (w = find (p, "hugetlb.2MB.max"));
+  ck_assert_str_eq (w->lines[0], "4194304");
+  ck_assert_uint_eq (w->unit, 2u << 20);
+  ck_assert_ptr_nonnull (w = find (p, "memory.high"));
+  ck_assert_str_eq (w->lines[0], "1G");
+  /* unified overrides pids.limit for the same file */
+  ck_assert_ptr_nonnull (w = find (p, "pids.max"));
+  ck_assert_str_eq (w->lines[0], "20");
+  ck_assert_ptr_null (w->lines[1]);
+  ck_assert_str_eq (w->config, "linux.resources.unified.pids.max");
+  ck_assert (p->has_devices);
+  ck_assert_uint_eq (p->n_dev, 2);
+  ck_assert (!p->dev[0].allow);
+  ck_assert_int_eq (p->dev[0].type, 'a');
+  ck_assert_int_eq (p->dev[0].major, -1);
+  ck_assert_int_eq (p->dev[1].type, 'c');
+  ck_assert_uint_eq (p->dev[1].access, BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE);
+  kist_cgroup_plan_free (p);
+  yajl_tree_free (v);
+
+  /* pids.limit <= 0 is "max"; Docker's zeros are unset; quota -1 is max */
+  v = parse ("{\"pids\":{\"limit\":-1},\"memory\":{\"limit\":0,\"swap\":0},"
+             "\"cpu\":{\"shares\":0,\"quota\":-1,\"period\":0},\"blockIO\":{\"weight\":0}}");
+  ck_assert_int_eq (kist_cgroup_plan_build (v, &p, &err), 0);
+  ck_assert_uint_eq (p->n, 2);
+  ck_assert_str_eq (find (p, "pids.max")->lines[0], "max");
+  ck_assert_str_eq (find (p, "cpu.max")->lines[0], "max");
+  ck_assert (!p->has_devices);
+  kist_cgroup_plan_free (p);
+  yajl_tree_free (v);
+
+  /* what v2 cannot do is planned as unsupported (reported, never ignored) */
+  v = parse ("{\"memory\":{\"disableOOMKiller\":true,\"kernel\":1024}}");
+  ck_assert_int_eq (kist_cgroup_plan_build (v, &p, &err), 0);
+  ck_assert_int_eq (find (p, "memory.disableOOMKiller")->unsupported, ENOTSUP);
+  ck_assert_int_eq (find (p, "memory.kernel")->unsupported, ENOTSUP);
+  kist_cgroup_plan_free (p);
+  yajl_tree_free (v);
+
+  /* errors name the config path */
+  const struct
+  {
+    const char *json, *msg;
+  } bad[] = {
+    { "{\"memory\":{\"limit\":100,\"swap\":50}}", "linux.resources.memory.swap" },
+    { "{\"memory\":{\"limit\":\"x\"}}", "linux.resources.memory.limit" },
+    { "{\"unified\":{\"../x.y\":\"1\"}}", "not a cgroup file name" },
+    { "{\"unified\":{\"a/b.c\":\"1\"}}", "not a cgroup file name" },
+    { "{\"unified\":{\"nodot\":\"1\"}}", "not a cgroup file name" },
+    { "{\"unified\":{\"cgroup.procs\":\"1\"}}", "managed by kist" },
+    { "{\"hugepageLimits\":[{\"pageSize\":\"2XB\",\"limit\":1}]}", "pageSize" },
+    { "{\"devices\":[{\"allow\":true,\"access\":\"rwx\"}]}", "access" },
+    { "{\"devices\":[{\"type\":\"c\"}]}", "allow" },
+    { "{\"blockIO\":{\"throttleReadBpsDevice\":[{\"major\":8}]}}", "throttleReadBpsDevice[0]" },
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (bad); i++)
+    {
+      v = parse (bad[i].json);
+      p = NULL;
+      ck_assert_msg (kist_cgroup_plan_build (v, &p, &err) < 0, "%s accepted", bad[i].json);
+      ck_assert_ptr_null (p);
+      ck_assert_msg (strstr (err->msg, bad[i].msg) != NULL, "%s: %s", bad[i].json, err->msg);
+      kist_error_free (err);
+      err = NULL;
+      yajl_tree_free (v);
+    }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- devices */
+
+/* Every jump lands inside the program and the program ends with exit. */
+static void
+check_prog (const struct bpf_insn *insns, size_t n)
+{
+  ck_assert_uint_gt (n, 0);
+  ck_assert_uint_eq (insns[n - 1].code, BPF_JMP | BPF_EXIT);
+  for (size_t i = 0; i < n; i++)
+    {
+      uint8_t cls = BPF_CLASS (insns[i].code);
+      if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP (insns[i].code) != BPF_EXIT)
+        {
+          long t = (long) i + 1 + insns[i].off;
+          ck_assert_msg (t > (long) i && t < (long) n, "insn %zu jumps to %ld of %zu", i, t, n);
+        }
+    }
+}
+
+START_TEST (test_dev_program)
+{
+  struct kist_error *err = NULL;
+  struct bpf_insn *insns = NULL;
+  size_t n = 0;
+
+  /* deny all, allow c 1:3 rwm, allow c *:* m */
+  struct kist_cgroup_dev_rule rules[] = {
+    { false, 'a', -1, -1, BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE },
+    { true, 'c', 1, 3, BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE },
+    { true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD },
+  };
+  ck_assert_int_eq (kist_cgroup_dev_program (rules, 3, &insns, &n, &err), 0);
+  /* prologue 6 + (c *:* m) 6 + (c 1:3) 5 + (deny all, terminal) 2; no default */
+  ck_assert_uint_eq (n, 19);
+  check_prog (insns, n);
+  ck_assert_int_eq (insns[n - 2].imm, 0); /* last reached: deny */
+  ck_assert_int_eq (insns[6].imm, BPF_DEVCG_DEV_CHAR);
+  free (insns);
+
+  /* only an allow: default deny appended */
+  ck_assert_int_eq (kist_cgroup_dev_program (&rules[1], 1, &insns, &n, &err), 0);
+  ck_assert_uint_eq (n, 13);
+  check_prog (insns, n);
+  ck_assert_int_eq (insns[n - 2].imm, 0);
+  ck_assert_int_eq (insns[n - 4].imm, 1);
+  free (insns);
+
+  /* allow all, then deny b 8:* w: the deny (last) is tested first */
+  struct kist_cgroup_dev_rule r2[] = {
+    { true, 'a', -1, -1, BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE },
+    { false, 'b', 8, -1, BPF_DEVCG_ACC_WRITE },
+  };
+  ck_assert_int_eq (kist_cgroup_dev_program (r2, 2, &insns, &n, &err), 0);
+  ck_assert_uint_eq (n, 6 + 7 + 2);
+  check_prog (insns, n);
+  ck_assert_uint_eq (insns[9].code, BPF_JMP | BPF_JEQ | BPF_K); /* deny: no overlap -> next */
+  free (insns);
+
+  /* empty allowlist: deny everything */
+  ck_assert_int_eq (kist_cgroup_dev_program (NULL, 0, &insns, &n, &err), 0);
+  ck_assert_uint_eq (n, 8);
+  check_prog (insns, n);
+  free (insns);
+  ck_assert_ptr_null (err);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- scopes */
+
+static char *mount_point;
+static char base_abs[PATH_MAX];
+static char base_rel[64];
+
+/* rmdir a cgroup tree bottom-up (only directories: cgroupfs files vanish with them). */
+static void
+rmdir_tree (const char *path)
+{
+  /* A failed test may leave its child behind: kill it first (only ours). */
+  char *kill_file = xasprintf ("%s/cgroup.kill", path);
+  int kfd = open (kill_file, O_WRONLY | O_CLOEXEC);
+  free (kill_file);
+  if (kfd >= 0)
+    {
+      if (write (kfd, "1", 1) == 1)
+        usleep (50000);
+      close (kfd);
+    }
+  DIR *d = opendir (path);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    if (de->d_type == DT_DIR && strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      {
+        char *sub = xasprintf ("%s/%s", path, de->d_name);
+        rmdir_tree (sub);
+        free (sub);
+      }
+  closedir (d);
+  rmdir (path);
+}
+
+static bool
+scope_tests_possible (void)
+{
+  struct kist_error *err = NULL;
+  if (geteuid () != 0)
+    {
+      printf ("test_cgroup: scope tests skipped: not root\n");
+      return false;
+    }
+  free (mount_point);
+  mount_point = NULL;
+  if (kist_cgroup_mount (&mount_point, &err) < 0)
+    {
+      printf ("test_cgroup: scope tests skipped: %s\n", err->msg);
+      kist_error_free (err);
+      return false;
+    }
+  char *own = NULL;
+  if (kist_cgroup_own_path (&own, &err) < 0)
+    {
+      printf ("test_cgroup: scope tests skipped: %s\n", err->msg);
+      kist_error_free (err);
+      return false;
+    }
+  free (own);
+  snprintf (base_rel, sizeof base_rel, "kist-test-%d", (int) getpid ());
+  snprintf (base_abs, sizeof base_abs, "%s/%s", mount_point, base_rel);
+  return true;
+}
+
+static void
+scope_teardown (void)
+{
+  if (base_abs[0])
+    rmdir_tree (base_abs);
+}
+
+static struct kist_spec *
+make_spec (const char *cgroups_path, yajl_val resources)
+{
+  struct kist_spec *s = xcalloc (1, sizeof *s);
+  s->linux_ = xcalloc (1, sizeof *s->linux_);
+  s->linux_->cgroups_path = xstrdup (cgroups_path);
+  s->linux_->resources = resources;
+  return s;
+}
+
+static void
+free_spec (struct kist_spec *s)
+{
+  free (s->linux_->cgroups_path);
+  free (s->linux_);
+  free (s);
+}
+
+static bool
+events_frozen (const char *abs, int want)
+{
+  char *path = xasprintf ("%s/cgroup.events", abs);
+  char *text = NULL;
+  struct kist_error *err = NULL;
+  int rc = kist_read_file_at (AT_FDCWD, path, 4096, &text, NULL, &err);
+  free (path);
+  kist_error_free (err);
+  if (rc < 0)
+    return false;
+  char key[16];
+  snprintf (key, sizeof key, "frozen %d", want);
+  bool ok = strstr (text, key) != NULL;
+  free (text);
+  return ok;
+}
+
+/* Fork a child that waits for a byte on a pipe, then runs fn. */
+static pid_t
+fork_waiting (int *wfd, int (*fn) (void))
+{
+  int p[2];
+  ck_assert_int_eq (pipe2 (p, O_CLOEXEC), 0);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      char c;
+      close (p[1]);
+      if (read (p[0], &c, 1) != 1)
+        _exit (90);
+      _exit (fn ? fn () : 0);
+    }
+  close (p[0]);
+  *wfd = p[1];
+  return pid;
+}
+
+static int
+sleeper (void)
+{
+  for (;;)
+    pause ();
+  return 0;
+}
+
+START_TEST (test_scope_lifecycle)
+{
+  if (!scope_tests_possible ())
+    return;
+  struct kist_error *err = NULL;
+  char *cgp = xasprintf ("/%s/c1", base_rel);
+  struct kist_spec *spec = make_spec (cgp, NULL);
+  struct kist_ctx ctx;
+  memset (&ctx, 0, sizeof ctx);
+  ctx.id = "c1";
+  ctx.spec = spec;
+  struct kist_report *r = kist_report_new ("c1", "create", NULL);
+  struct kist_cgroup *cg = NULL;
+
+  ck_assert_msg (kist_cgroup_apply (&ctx, r, &cg, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert_ptr_nonnull (cg);
+  ck_assert_str_eq (cg->mount, mount_point);
+  ck_assert_str_eq (cg->created_from, base_rel);
+  ck_assert_int_ge (cg->dirfd, 0);
+  const struct kist_layer *l = kist_report_find (r, "cgroup");
+  ck_assert_ptr_nonnull (l);
+  ck_assert (l->applied);
+  ck_assert_str_eq (l->requested, cgp);
+
+  char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
+  char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
+  struct stat st;
+  ck_assert_int_eq (stat (abs, &st), 0);
+
+  int wfd;
+  pid_t pid = fork_waiting (&wfd, sleeper);
+  ck_assert_msg (kist_cgroup_enter (cg, pid, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert_int_eq (write (wfd, "x", 1), 1);
+  close (wfd);
+
+  pid_t *pids = NULL;
+  size_t n = 0;
+  ck_assert_int_eq (kist_cgroup_pids (abs, &pids, &n, &err), 0);
+  ck_assert_uint_eq (n, 1);
+  ck_assert_int_eq (pids[0], pid);
+  free (pids);
+
+  ck_assert_int_eq (kist_cgroup_is_frozen (abs), 0);
+  ck_assert_msg (kist_cgroup_freeze (abs, true, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert (events_frozen (abs, 1));
+  ck_assert_int_eq (kist_cgroup_is_frozen (abs), 1);
+  ck_assert_msg (kist_cgroup_freeze (abs, false, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert (events_frozen (abs, 0));
+  ck_assert_int_eq (kist_cgroup_is_frozen (abs), 0);
+
+  /* not empty: remove refuses (after its 2 s wait) */
+  ck_assert_int_lt (kist_cgroup_remove (abs, created, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "not empty"));
+  kist_error_free (err);
+  err = NULL;
+
+  ck_assert_int_eq (kist_cgroup_kill_all (abs, &err), 0);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL);
+
+  char *json = kist_cgroup_stats_json (abs, &err);
+  ck_assert_ptr_nonnull (json);
+  ck_assert_ptr_nonnull (strstr (json, "\"cpu\""));
+  yajl_val stats = parse (json);
+  const char *usage_path[] = { "cpu", "usage", "total", NULL };
+  ck_assert_ptr_nonnull (yajl_tree_get (stats, usage_path, yajl_t_number));
+  yajl_tree_free (stats);
+  free (json);
+  ck_assert_int_eq (kist_cgroup_oom_kills (abs), -1); /* no memory controller here */
+
+  ck_assert_msg (kist_cgroup_remove (abs, created, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert_int_eq (stat (abs, &st), -1);
+  ck_assert_int_eq (stat (created, &st), -1);
+  ck_assert_int_eq (errno, ENOENT);
+  /* removing again is fine */
+  ck_assert_int_eq (kist_cgroup_remove (abs, created, &err), 0);
+
+  free (abs);
+  free (created);
+  kist_cgroup_free (cg);
+  kist_report_free (r);
+  free_spec (spec);
+  free (cgp);
+}
+END_TEST
+
+static bool
+controller_available (const char *name)
+{
+  char *path = xasprintf ("%s/cgroup.controllers", mount_point);
+  char *text = NULL;
+  struct kist_error *err = NULL;
+  bool yes = false;
+  if (kist_read_file_at (AT_FDCWD, path, 4096, &text, NULL, &err) == 0)
+    {
+      for (char *save = NULL, *t = strtok_r (text, " \n", &save); t; t = strtok_r (NULL, " \n", &save))
+        if (strcmp (t, name) == 0)
+          yes = true;
+    }
+  kist_error_free (err);
+  free (text);
+  free (path);
+  return yes;
+}
+
+START_TEST (test_scope_missing_controller)
+{
+  if (!scope_tests_possible ())
+    return;
+  if (controller_available ("memory"))
+    {
+      printf ("test_cgroup: missing-controller test skipped: memory is available here\n");
+      return;
+    }
+  struct kist_error *err = NULL;
+  char *cgp = xasprintf ("/%s/c2", base_rel);
+  yajl_val res = parse ("{\"memory\":{\"limit\":33554432}}");
+  struct kist_spec *spec = make_spec (cgp, res);
+  struct kist_ctx ctx;
+  memset (&ctx, 0, sizeof ctx);
+  ctx.id = "c2";
+  ctx.spec = spec;
+  struct stat st;
+
+  /* fail closed: error names the controller; nothing is left behind */
+  struct kist_report *r = kist_report_new ("c2", "create", NULL);
+  struct kist_cgroup *cg = NULL;
+  ck_assert_int_lt (kist_cgroup_apply (&ctx, r, &cg, &err), 0);
+  ck_assert_ptr_null (cg);
+  ck_assert_msg (strstr (err->msg, "memory controller not available in the cgroup2 hierarchy at")
+                     != NULL,
+                 "%s", err->msg);
+  const struct kist_layer *l = kist_report_find (r, "cgroup.memory.max");
+  ck_assert_ptr_nonnull (l);
+  ck_assert (!l->applied);
+  ck_assert_int_eq (l->errnum, ENOTSUP);
+  ck_assert_str_eq (l->requested, "33554432");
+  ck_assert_int_eq (stat (base_abs, &st), -1);
+  kist_error_free (err);
+  err = NULL;
+  kist_report_free (r);
+
+  /* allowed to degrade: applied=false, the scope exists */
+  r = kist_report_new ("c2", "create", "cgroup.memory.max");
+  ck_assert_msg (kist_cgroup_apply (&ctx, r, &cg, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert_ptr_nonnull (cg);
+  l = kist_report_find (r, "cgroup.memory.max");
+  ck_assert_ptr_nonnull (l);
+  ck_assert (!l->applied);
+  ck_assert_ptr_nonnull (strstr (l->reason, "cgroup.controllers:"));
+  ck_assert (kist_report_find (r, "cgroup")->applied);
+
+  /* update of a live scope: same reason, fails closed */
+  char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
+  struct kist_report *ru = kist_report_new ("c2", "update", NULL);
+  yajl_val upd = parse ("{\"pids\":{\"limit\":10}}");
+  int rc = kist_cgroup_update (abs, upd, ru, &err);
+  if (controller_available ("pids"))
+    ck_assert_int_eq (rc, 0);
+  else
+    {
+      ck_assert_int_lt (rc, 0);
+      ck_assert_ptr_nonnull (strstr (err->msg, "pids controller not available"));
+      kist_error_free (err);
+      err = NULL;
+    }
+  yajl_tree_free (upd);
+  kist_report_free (ru);
+
+  char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
+  ck_assert_int_eq (kist_cgroup_remove (abs, created, &err), 0);
+  ck_assert_int_eq (stat (base_abs, &st), -1);
+  free (abs);
+  free (created);
+  kist_cgroup_free (cg);
+  kist_report_free (r);
+  free_spec (spec);
+  yajl_tree_free (res);
+  free (cgp);
+}
+END_TEST
+
+START_TEST (test_scope_hugetlb)
+{
+  if (!scope_tests_possible ())
+    return;
+  if (!controller_available ("hugetlb") || access ("/sys/kernel/mm/hugepages/hugepages-2048kB", F_OK) != 0)
+    {
+      printf ("test_cgroup: hugetlb test skipped: no hugetlb controller or 2MB pages\n");
+      return;
+    }
+  struct kist_error *err = NULL;
+  char *cgp = xasprintf ("/%s/c3", base_rel);
+  /* 4 MiB + 1: the kernel rounds down to the huge page size */
+  yajl_val res = parse ("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194305}]}");
+  struct kist_spec *spec = make_spec (cgp, res);
+  struct kist_ctx ctx;
+  memset (&ctx, 0, sizeof ctx);
+  ctx.id = "c3";
+  ctx.spec = spec;
+  struct kist_report *r = kist_report_new ("c3", "create", NULL);
+  struct kist_cgroup *cg = NULL;
+  ck_assert_msg (kist_cgroup_apply (&ctx, r, &cg, &err) == 0, "%s", err ? err->msg : "");
+  const struct kist_layer *l = kist_report_find (r, "cgroup.hugetlb.2MB.max");
+  ck_assert_ptr_nonnull (l);
+  ck_assert (l->applied);
+  ck_assert_msg (strstr (l->detail, "read back 4194304") && strstr (l->detail, "rounded"), "%s",
+                 l->detail);
+
+  /* update with the same code: a new value, read back */
+  char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
+  yajl_val upd = parse ("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":2097152}]}");
+  struct kist_report *ru = kist_report_new ("c3", "update", NULL);
+  ck_assert_msg (kist_cgroup_update (abs, upd, ru, &err) == 0, "%s", err ? err->msg : "");
+  l = kist_report_find (ru, "cgroup.hugetlb.2MB.max");
+  ck_assert (l && l->applied);
+  ck_assert_str_eq (l->detail, "read back 2097152");
+  kist_report_free (ru);
+  yajl_tree_free (upd);
+
+  char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
+  ck_assert_int_eq (kist_cgroup_remove (abs, created, &err), 0);
+  free (abs);
+  free (created);
+  kist_cgroup_free (cg);
+  kist_report_free (r);
+  free_spec (spec);
+  yajl_tree_free (res);
+  free (cgp);
+}
+END_TEST
+
+/* In the device-limited cgroup: /dev/null (1:3) opens, /dev/zero (1:5) does not. */
+static int
+try_devices (void)
+{
+  int fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return 10;
+  close (fd);
+  fd = open ("/dev/zero", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    return 11;
+  return errno == EPERM ? 0 : 12;
+}
+
+START_TEST (test_scope_devices)
+{
+  if (!scope_tests_possible ())
+    return;
+  struct kist_error *err = NULL;
+  char *cgp = xasprintf ("/%s/c4", base_rel);
+  yajl_val res = parse ("{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+                        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rwm\"},"
+                        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"rwm\"},"
+                        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"r\"}]}");
+  struct kist_spec *spec = make_spec (cgp, res);
+  struct kist_ctx ctx;
+  memset (&ctx, 0, sizeof ctx);
+  ctx.id = "c4";
+  ctx.spec = spec;
+  struct kist_report *r = kist_report_new ("c4", "create", NULL);
+  struct kist_cgroup *cg = NULL;
+  ck_assert_msg (kist_cgroup_apply (&ctx, r, &cg, &err) == 0, "%s", err ? err->msg : "");
+  const struct kist_layer *l = kist_report_find (r, "cgroup.devices");
+  ck_assert (l && l->applied);
+  ck_assert_ptr_nonnull (strstr (l->detail, "attached"));
+
+  int wfd;
+  pid_t pid = fork_waiting (&wfd, try_devices);
+  ck_assert_msg (kist_cgroup_enter (cg, pid, &err) == 0, "%s", err ? err->msg : "");
+  ck_assert_int_eq (write (wfd, "x", 1), 1);
+  close (wfd);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "device check status %d",
+                 WEXITSTATUS (status));
+
+  /* update replaces the program: still exactly one attached */
+  char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
+  yajl_val upd = parse ("{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}]}");
+  struct kist_report *ru = kist_report_new ("c4", "update", NULL);
+  ck_assert_msg (kist_cgroup_update (abs, upd, ru, &err) == 0, "%s", err ? err->msg : "");
+  l = kist_report_find (ru, "cgroup.devices");
+  ck_assert (l && l->applied);
+  ck_assert_ptr_nonnull (strstr (l->detail, "replaced"));
+  kist_report_free (ru);
+  yajl_tree_free (upd);
+
+  char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
+  ck_assert_int_eq (kist_cgroup_remove (abs, created, &err), 0);
+  free (abs);
+  free (created);
+  kist_cgroup_free (cg);
+  kist_report_free (r);
+  free_spec (spec);
+  yajl_tree_free (res);
+  free (cgp);
+}
+END_TEST
+
+/* Rootless without delegation: the scope cannot be made; recorded as not
+ * applied, fatal unless "cgroup" may degrade. */
+static int
+rootless_apply (void)
+{
+  struct kist_error *err = NULL;
+  char *cgp = xasprintf ("/%s/c5", base_rel);
+  struct kist_spec *spec = make_spec (cgp, NULL);
+  struct kist_ctx ctx;
+  memset (&ctx, 0, sizeof ctx);
+  ctx.id = "c5";
+  ctx.spec = spec;
+  struct kist_cgroup *cg = NULL;
+  if (setgid (65534) < 0 || setuid (65534) < 0)
+    return 20;
+  struct kist_report *r = kist_report_new ("c5", "create", NULL);
+  if (kist_cgroup_apply (&ctx, r, &cg, &err) >= 0 || cg != NULL)
+    return 21;
+  if (strstr (err->msg, "not writable") == NULL)
+    return 22;
+  kist_error_free (err);
+  err = NULL;
+  kist_report_free (r);
+  r = kist_report_new ("c5", "create", "cgroup");
+  if (kist_cgroup_apply (&ctx, r, &cg, &err) != 0 || cg != NULL)
+    return 23;
+  const struct kist_layer *l = kist_report_find (r, "cgroup");
+  if (l == NULL || l->applied || l->errnum != EACCES)
+    return 24;
+  kist_report_free (r);
+  free_spec (spec);
+  free (cgp);
+  return 0;
+}
+
+START_TEST (test_scope_rootless)
+{
+  if (!scope_tests_possible ())
+    return;
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    _exit (rootless_apply ());
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "rootless check status %d",
+                 WEXITSTATUS (status));
+  struct stat st;
+  ck_assert_int_eq (stat (base_abs, &st), -1);
+}
+END_TEST
+
+static Suite *
+cgroup_suite (void)
+{
+  Suite *s = suite_create ("cgroup");
+  TCase *tc = tcase_create ("pure");
+  tcase_add_test (tc, test_resolve_path);
+  tcase_add_test (tc, test_own_path);
+  tcase_add_test (tc, test_conversions);
+  tcase_add_test (tc, test_swap);
+  tcase_add_test (tc, test_value_matches);
+  tcase_add_test (tc, test_plan);
+  tcase_add_test (tc, test_dev_program);
+  suite_add_tcase (s, tc);
+
+  TCase *ts = tcase_create ("scope");
+  tcase_add_checked_fixture (ts, NULL, scope_teardown);
+  tcase_set_timeout (ts, 30);
+  tcase_add_test (ts, test_scope_lifecycle);
+  tcase_add_test (ts, test_scope_missing_controller);
+  tcase_add_test (ts, test_scope_hugetlb);
+  tcase_add_test (ts, test_scope_devices);
+  tcase_add_test (ts, test_scope_rootless);
+  suite_add_tcase (s, ts);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (cgroup_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
