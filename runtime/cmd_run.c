@@ -10,43 +10,6 @@
 #include "log.h"
 #include "util.h"
 
-static volatile sig_atomic_t forward_pid;
-
-static void
-forward_signal (int sig)
-{
-  if (forward_pid > 0)
-    kill ((pid_t) forward_pid, sig);
-}
-
-static void
-forward_signals (pid_t pid)
-{
-  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
-  struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  forward_pid = pid;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (sigs); i++)
-    sigaction (sigs[i], &sa, NULL);
-}
-
-static int
-wait_status (pid_t pid, struct kist_error **err)
-{
-  int status = 0;
-  for (;;)
-    {
-      pid_t w = waitpid (pid, &status, 0);
-      if (w == pid)
-        break;
-      if (w < 0 && errno != EINTR)
-        return kist_error_make (err, errno, "wait for the container init (pid %d)", (int) pid);
-    }
-  if (WIFSIGNALED (status))
-    return 128 + WTERMSIG (status);
-  return WEXITSTATUS (status);
-}
-
 int
 kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -65,12 +28,12 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   if (rootfd < 0)
     return KIST_EXIT_FAILURE;
   if (!detach)
-    forward_signals (pid);
+    kist_forward_signals (pid);
   if (kist_container_start (rootfd, o.id, r, err) < 0)
     {
       int status = kist_error_exit_status (*err);
       if (!detach)
-        wait_status (pid, NULL);
+        kist_wait_status (pid, -1, NULL);
       _cleanup_error_ struct kist_error *derr = NULL;
       if (!keep && kist_container_delete (rootfd, o.id, true, &derr) < 0)
         kist_log_error ("%s", derr->msg);
@@ -84,7 +47,7 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   if (detach)
     return 0;
 
-  int status = wait_status (pid, err);
+  int status = kist_wait_status (pid, -1, err);
   if (status < 0)
     return KIST_EXIT_FAILURE;
   if (!keep && kist_container_delete (rootfd, o.id, true, err) < 0)

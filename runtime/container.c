@@ -122,8 +122,9 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
         init_fail (fd, err);
     }
 
-  /* Ready: from now on the init outlives the kist process that created it. */
-  if (prctl (PR_SET_PDEATHSIG, 0) < 0)
+  /* Ready: from now on the init outlives the kist process that created it
+   * (except in a sandbox, which dies with its kist). */
+  if (prctl (PR_SET_PDEATHSIG, ctx->die_with_parent ? SIGKILL : 0) < 0)
     {
       kist_error_make (&err, errno, "prctl(PR_SET_PDEATHSIG, 0)");
       init_fail (fd, err);
@@ -148,6 +149,9 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
         _exit (KIST_EXIT_FAILURE);
     }
   close (ctx->start_fd);
+  /* The user switch cleared the parent-death signal: set it again. */
+  if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    _exit (KIST_EXIT_FAILURE);
 
   execve (ctx->exec_path, ctx->spec->process->args, ctx->envp);
   int e = errno;
@@ -354,7 +358,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1,
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
-                          .console_socket = o->console_socket, .pid_file = o->pid_file };
+                          .console_socket = o->console_socket, .pid_file = o->pid_file,
+                          .die_with_parent = o->die_with_parent };
   struct kist_report *r = NULL;
   _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
   _cleanup_cgroup_ struct kist_cgroup *cgroup = NULL;
@@ -383,7 +388,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if (bundle_fd < 0)
     return kist_error_make (err, errno, "bundle `%s`", ctx.bundle);
   ctx.bundle_fd = bundle_fd;
-  if (kist_spec_load (bundle_fd, &spec, err) < 0)
+  if (o->config_json ? kist_spec_parse (o->config_json, o->config_len, &spec, err) < 0
+                     : kist_spec_load (bundle_fd, &spec, err) < 0)
     return kist_error_wrap (err, "bundle `%s`", ctx.bundle);
   ctx.spec = spec;
   if (spec->process == NULL)
@@ -487,7 +493,9 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                            .pid = pid, .pid_start_time = kist_pid_start_time (pid),
                            .created = created, .owner = owner,
                            .oci_version = spec->oci_version,
-                           .annotations_json = annotations = annotations_json (spec) };
+                           .annotations_json = annotations = annotations_json (spec),
+                           .deadline = o->deadline,
+                           .kist_pid = o->die_with_parent ? getpid () : 0 };
   if (cgroup)
     {
       st.cgroup_path = cgroup_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
@@ -806,4 +814,57 @@ kist_parse_signal (const char *s)
   if (strncasecmp (s, "RTMIN+", 6) == 0 && kist_parse_int (s + 6, &n) == 0 && SIGRTMIN + n <= SIGRTMAX)
     return SIGRTMIN + n;
   return -1;
+}
+
+/* ------------------------------------------------- waiting and signals */
+
+static volatile sig_atomic_t forward_pid;
+
+static void
+forward_signal (int sig)
+{
+  if (forward_pid > 0)
+    kill ((pid_t) forward_pid, sig);
+}
+
+void
+kist_forward_signals (pid_t pid)
+{
+  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+  struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
+  sigemptyset (&sa.sa_mask);
+  forward_pid = pid;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (sigs); i++)
+    sigaction (sigs[i], &sa, NULL);
+}
+
+int
+kist_wait_status (pid_t pid, int timeout_ms, struct kist_error **err)
+{
+  int status = 0;
+  if (timeout_ms >= 0)
+    {
+      int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+      if (pfd < 0)
+        return kist_error_make (err, errno, "pidfd_open(%d)", (int) pid);
+      struct pollfd p = { .fd = pfd, .events = POLLIN };
+      int n;
+      do
+        n = poll (&p, 1, timeout_ms);
+      while (n < 0 && errno == EINTR);
+      close (pfd);
+      if (n == 0)
+        return KIST_WAIT_TIMEOUT;
+    }
+  for (;;)
+    {
+      pid_t w = waitpid (pid, &status, 0);
+      if (w == pid)
+        break;
+      if (w < 0 && errno != EINTR)
+        return kist_error_make (err, errno, "wait for the container init (pid %d)", (int) pid);
+    }
+  if (WIFSIGNALED (status))
+    return 128 + WTERMSIG (status);
+  return WEXITSTATUS (status);
 }

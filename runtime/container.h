@@ -36,6 +36,7 @@ struct kist_ctx
   bool no_new_keyring;           /* accepted (runc flag); kist never creates a session keyring */
   int preserve_fds;              /* --preserve-fds N: fds 3..3+N-1 are passed on */
   const char *console_socket;    /* --console-socket */
+  bool die_with_parent;          /* kist sandbox: keep PR_SET_PDEATHSIG through exec */
   const char *pid_file;          /* --pid-file */
   bool detach;
 
@@ -117,6 +118,13 @@ struct kist_create_opts
   const char *allow_degraded;    /* --allow-degraded csv or NULL */
   int preserve_fds;
   bool no_pivot, no_new_keyring;
+  /* kist sandbox: the config built in memory (NULL: read BUNDLE/config.json),
+   * and an init that dies with the kist process that made it, also after
+   * start (PR_SET_PDEATHSIG, set again right before execve). */
+  const char *config_json;
+  size_t config_len;
+  bool die_with_parent;
+  int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
 };
 
 /* Create a container and leave its init waiting for start.  The report is
@@ -131,5 +139,13 @@ int kist_container_kill (int rootfd, const char *id, int sig, bool all, struct k
 int kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err);
 /* Signal name or number -> number ("TERM", "SIGTERM", "15"); -1 if unknown. */
 int kist_parse_signal (const char *s);
+
+/* Forward HUP INT QUIT TERM USR1 USR2 WINCH CONT to pid (run, sandbox). */
+void kist_forward_signals (pid_t pid);
+/* Wait for our child pid: its exit status (128+N for signal N), or
+ * KIST_WAIT_TIMEOUT when timeout_ms (>= 0) passed first (not reaped then),
+ * or a negative value with *err. */
+#define KIST_WAIT_TIMEOUT 1000
+int kist_wait_status (pid_t pid, int timeout_ms, struct kist_error **err);
 
 #endif

@@ -188,6 +188,15 @@ time_ns_create (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   return 0;
 }
 
+static uint32_t
+mapped_id (const struct kist_idmap *m, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (m[i].container_id == 0)
+      return 0;
+  return n > 0 ? m[0].container_id : 0;
+}
+
 int
 kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
@@ -199,11 +208,16 @@ kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
    * would fail with EOVERFLOW).  The maps were written before GO. */
   if (ns_of (s, KIST_NS_USER)->present && !ns_of (s, KIST_NS_USER)->path)
     {
-      if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
+      /* Root of the namespace when it is mapped; else the first mapped id
+       * (a rootless sandbox maps only the caller, e.g. as 65534).  The init
+       * keeps the capabilities it has in the namespace either way. */
+      uid_t uid = mapped_id (s->linux_->uid_mappings, s->linux_->n_uid_mappings);
+      gid_t gid = mapped_id (s->linux_->gid_mappings, s->linux_->n_gid_mappings);
+      if (setresgid (gid, gid, gid) < 0 || setresuid (uid, uid, uid) < 0)
         return kist_report_failed (r, "namespace.user", NULL, errno, err,
-                                   "become uid/gid 0 in the new user namespace: %s (linux.uidMappings "
-                                   "and gidMappings must map containerID 0)",
-                                   strerror (errno));
+                                   "become uid %u gid %u in the new user namespace: %s (check "
+                                   "linux.uidMappings and gidMappings)",
+                                   (unsigned) uid, (unsigned) gid, strerror (errno));
     }
 
   /* 1. Joins: the user namespace first, so that the others are joined with

@@ -201,7 +201,7 @@ B5=$(mkbundle fwd)
 id=$(new_id fwd)
 "$KIST" --root "$ROOT" run --bundle "$B5" "$id" > "$T/fwd.out" 2> "$T/fwd.err" < /dev/null &
 runpid=$!
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 400; i++)); do
   grep -q ready "$T/fwd.out" 2> /dev/null && break
   sleep 0.05
 done

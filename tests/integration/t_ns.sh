@@ -151,7 +151,7 @@ B=$(mkbundle sig)
 id=$(new_id sig)
 timeout 20 "$KIST" --root "$ROOT" run --bundle "$B" "$id" > "$T/sig.out" 2> "$T/sig.err" < /dev/null &
 RUNPID=$!
-for _ in $(seq 100); do grep -q ready "$T/sig.out" 2> /dev/null && break; sleep 0.05; done
+for _ in $(seq 400); do grep -q ready "$T/sig.out" 2> /dev/null && break; sleep 0.05; done
 kill -TERM "$RUNPID"
 wait "$RUNPID"
 RC=$?
