@@ -495,7 +495,9 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                            .oci_version = spec->oci_version,
                            .annotations_json = annotations = annotations_json (spec),
                            .deadline = o->deadline,
-                           .kist_pid = o->die_with_parent ? getpid () : 0 };
+                           .kist_pid = o->die_with_parent ? getpid () : 0,
+                           .kist_pid_start_time
+                           = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0 };
   if (cgroup)
     {
       st.cgroup_path = cgroup_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);

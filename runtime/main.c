@@ -31,6 +31,8 @@ static const struct
   { "ps", kist_cmd_ps, "list the processes of a container" },
   { "update", kist_cmd_update, "change the resource limits of a container" },
   { "events", kist_cmd_events, "print resource statistics and OOM events" },
+  { "sandbox", kist_cmd_sandbox, "run a command in a fresh disposable sandbox" },
+  { "gc", kist_cmd_gc, "remove sandboxes whose deadline passed or whose kist died" },
 };
 
 static void
@@ -39,7 +41,7 @@ usage (FILE *f)
   fprintf (f, "Usage: kist [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
               "kist is a minimal OCI container runtime that reports what it actually applied.\n\n"
               "Global options:\n"
-              "  --root DIR           state directory (default /run/kist, or $XDG_RUNTIME_DIR/kist)\n"
+              "  --root DIR           state directory (default /run/kist, or $XDG_RUNTIME_DIR/kist, else /tmp/kist-UID)\n"
               "  --log FILE           also write errors to FILE\n"
               "  --log-format FORMAT  text or json\n"
               "  --debug              verbose logging\n"

@@ -151,6 +151,105 @@ mkdir_parents (const char *path, struct kist_error **err)
   return 0;
 }
 
+/* XDG_RUNTIME_DIR must be an absolute path to a real directory (not a
+ * symlink) that we own. */
+static int
+check_xdg_runtime_dir (const char *xdg, struct kist_error **err)
+{
+  uid_t uid = geteuid ();
+  struct stat st;
+  if (xdg[0] != '/')
+    return kist_error_make (err, 0,
+                            "no state root: XDG_RUNTIME_DIR=`%s` is not an absolute path; fix "
+                            "XDG_RUNTIME_DIR, unset it (kist then uses /tmp/kist-%u) or pass "
+                            "--root DIR",
+                            xdg, (unsigned) uid);
+  if (lstat (xdg, &st) < 0)
+    return kist_error_make (err, errno,
+                            "no state root: XDG_RUNTIME_DIR=`%s`; create it, unset "
+                            "XDG_RUNTIME_DIR (kist then uses /tmp/kist-%u) or pass --root DIR",
+                            xdg, (unsigned) uid);
+  if (S_ISLNK (st.st_mode))
+    return kist_error_make (err, ELOOP,
+                            "no state root: XDG_RUNTIME_DIR=`%s` is a symbolic link; kist refuses "
+                            "to follow it: set XDG_RUNTIME_DIR to the real directory or pass "
+                            "--root DIR",
+                            xdg);
+  if (!S_ISDIR (st.st_mode))
+    return kist_error_make (err, ENOTDIR, "no state root: XDG_RUNTIME_DIR=`%s` is not a directory",
+                            xdg);
+  if (st.st_uid != uid)
+    return kist_error_make (err, EPERM,
+                            "no state root: XDG_RUNTIME_DIR=`%s` is owned by uid %u, not by us "
+                            "(uid %u; inherited from another user, e.g. through su?): unset it "
+                            "(kist then uses /tmp/kist-%u), set it to your own runtime directory "
+                            "or pass --root DIR",
+                            xdg, (unsigned) st.st_uid, (unsigned) uid, (unsigned) uid);
+  return 0;
+}
+
+/* TMPBASE/kist-UID: created 0700 if missing; an existing one must be a real
+ * directory owned by uid with no group/other bits. */
+static int
+check_tmp_root (const char *path, struct kist_error **err)
+{
+  uid_t uid = geteuid ();
+  struct stat st;
+  if (mkdir (path, 0700) < 0 && errno != EEXIST)
+    return kist_error_make (err, errno,
+                            "state root: create the per-user directory `%s` (XDG_RUNTIME_DIR "
+                            "is not set); set XDG_RUNTIME_DIR or pass --root DIR",
+                            path);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (e == ELOOP || e == ENOTDIR)
+        {
+          bool link = lstat (path, &st) == 0 && S_ISLNK (st.st_mode);
+          return kist_error_make (err, e,
+                                  "state root `%s` is %s, not a directory kist made: another "
+                                  "user may have planted it; remove it (`rm %s`) or set "
+                                  "XDG_RUNTIME_DIR or pass --root DIR",
+                                  path, link ? "a symbolic link" : "not a directory", path);
+        }
+      return kist_error_make (err, e, "open the state root `%s`", path);
+    }
+  if (fstat (fd, &st) < 0)
+    return kist_error_make (err, errno, "stat the state root `%s`", path);
+  if (st.st_uid != uid)
+    return kist_error_make (err, EPERM,
+                            "state root `%s` is owned by uid %u, not by us (uid %u): another "
+                            "user may have planted it; have it removed, or set XDG_RUNTIME_DIR "
+                            "or pass --root DIR",
+                            path, (unsigned) st.st_uid, (unsigned) uid);
+  if (st.st_mode & 077)
+    return kist_error_make (err, EPERM,
+                            "state root `%s` has group or other permissions (mode %04o): run "
+                            "`chmod 0700 %s`, or set XDG_RUNTIME_DIR or pass --root DIR",
+                            path, (unsigned) (st.st_mode & 07777), path);
+  return 0;
+}
+
+int
+kist_state_user_root (const char *tmpbase, char **path, struct kist_error **err)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  *path = NULL;
+  if (xdg != NULL && xdg[0] != '\0')
+    {
+      if (check_xdg_runtime_dir (xdg, err) < 0)
+        return -1;
+      *path = xasprintf ("%s%skist", xdg, xdg[strlen (xdg) - 1] == '/' ? "" : "/");
+      return 0;
+    }
+  _cleanup_free_ char *p = xasprintf ("%s/kist-%u", tmpbase, (unsigned) geteuid ());
+  if (check_tmp_root (p, err) < 0)
+    return -1;
+  *path = steal_pointer (&p);
+  return 0;
+}
+
 int
 kist_state_root_open (const char *root, char **resolved, struct kist_error **err)
 {
@@ -160,23 +259,8 @@ kist_state_root_open (const char *root, char **resolved, struct kist_error **err
     path = xstrdup (root);
   else if (geteuid () == 0)
     path = xstrdup ("/run/kist");
-  else
-    {
-      const char *xdg = getenv ("XDG_RUNTIME_DIR");
-      if (xdg == NULL || xdg[0] == '\0')
-        return kist_error_make (
-            err, 0,
-            "no state root: XDG_RUNTIME_DIR is not set, and kist keeps the state "
-            "of an unprivileged user (uid %u) in $XDG_RUNTIME_DIR/kist; set "
-            "XDG_RUNTIME_DIR (e.g. to /run/user/%u) or pass --root DIR",
-            (unsigned) geteuid (), (unsigned) geteuid ());
-      if (xdg[0] != '/')
-        return kist_error_make (err, 0,
-                                "no state root: XDG_RUNTIME_DIR=`%s` is not an absolute path; fix "
-                                "XDG_RUNTIME_DIR or pass --root DIR",
-                                xdg);
-      path = xasprintf ("%s/kist", xdg);
-    }
+  else if (kist_state_user_root ("/tmp", &path, err) < 0)
+    return -1;
 
   /* Trailing slashes would make the kernel follow a final symlink even with
    * O_NOFOLLOW. */
@@ -421,6 +505,48 @@ kist_state_remove (int rootfd, const char *id, struct kist_error **err)
   return 0;
 }
 
+int
+kist_state_peek (int rootfd, const char *id, struct kist_state *s, struct kist_error **err)
+{
+  char hb[2 * KIST_SHA256_LEN + 2];
+  memset (s, 0, sizeof *s);
+  if (kist_id_validate (id, err) < 0)
+    return -EINVAL;
+  _cleanup_close_ int fd
+      = openat (rootfd, dir_name (id, hb), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (e == ENOENT)
+        return error_plain (err, ENOENT, "container `%s` does not exist", id);
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, e, "open the state directory `%s/%s`", root, id);
+    }
+  return kist_state_read (fd, s, err);
+}
+
+int
+kist_state_busy (int rootfd, const char *id, struct kist_error **err)
+{
+  char hb[2 * KIST_SHA256_LEN + 2];
+  if (kist_id_validate (id, err) < 0)
+    return -EINVAL;
+  _cleanup_close_ int fd
+      = openat (rootfd, dir_name (id, hb), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, errno, "open the state directory `%s/%s`", root, id);
+    }
+  /* A shared lock conflicts with the exclusive lock every command holds;
+   * it is released when fd is closed. */
+  if (flock (fd, LOCK_SH | LOCK_NB) == 0)
+    return 0;
+  if (errno == EWOULDBLOCK)
+    return 1;
+  return kist_error_make (err, errno, "test the lock of container `%s`", id);
+}
+
 /* ---- state.json ----------------------------------------------------------- */
 
 /* yajl_gen_string with UTF-8 validation on: a field that is not UTF-8
@@ -521,6 +647,7 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
     goto fail;
   gen_field_int (g, "deadline", s->deadline);
   gen_field_int (g, "kistPid", s->kist_pid);
+  gen_field_int (g, "kistPidStartTime", (long long) s->kist_pid_start_time);
   yajl_gen_map_close (g);
 
   {
@@ -619,6 +746,9 @@ state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
   if (read_int (root, "kistPid", 0, INT_MAX, &v, err) < 0)
     return -1;
   s->kist_pid = (pid_t) v;
+  if (read_int (root, "kistPidStartTime", 0, LLONG_MAX, &v, err) < 0)
+    return -1;
+  s->kist_pid_start_time = (uint64_t) v;
 
   yajl_val started = kist_json_obj_get (root, "started");
   if (started != NULL && !YAJL_IS_TRUE (started) && !YAJL_IS_FALSE (started))
@@ -743,6 +873,22 @@ kist_state_status (const struct kist_state *s)
   if (s->cgroup_path != NULL && kist_cgroup_is_frozen (s->cgroup_path) == 1)
     return KIST_STATUS_PAUSED;
   return s->started ? KIST_STATUS_RUNNING : KIST_STATUS_CREATED;
+}
+
+bool
+kist_state_owner_alive (const struct kist_state *s)
+{
+  char st = 0;
+  uint64_t start = 0;
+  if (s == NULL || s->kist_pid <= 0)
+    return false;
+  if (read_proc_stat (s->kist_pid, &st, &start) < 0)
+    return false;
+  if (st == 'Z' || st == 'X' || st == 'x')
+    return false;
+  if (s->kist_pid_start_time != 0 && start != s->kist_pid_start_time)
+    return false;
+  return true;
 }
 
 const char *

@@ -225,13 +225,19 @@ START_TEST (test_root_refuses)
         }
     }
 
-  /* Default root for an unprivileged user without XDG_RUNTIME_DIR: run as
+  /* Default root for an unprivileged user without XDG_RUNTIME_DIR: a
+   * per-user dir under the temp base (here a test base, not /tmp), made by
    * nobody in a child. */
+  _cleanup_free_ char *base = xasprintf ("%s/base", tmpdir);
+  ck_assert_int_eq (mkdir (base, 0700), 0);
+  ck_assert_int_eq (chmod (base, 01777), 0);
+  ck_assert_int_eq (chmod (tmpdir, 0711), 0);
   pid_t pid = fork ();
   ck_assert_int_ge (pid, 0);
   if (pid == 0)
     {
       struct kist_error *e = NULL;
+      char *res = NULL;
       if (geteuid () == 0)
         {
           struct passwd *pw = getpwnam ("nobody");
@@ -239,13 +245,14 @@ START_TEST (test_root_refuses)
             _exit (2);
         }
       unsetenv ("XDG_RUNTIME_DIR");
-      if (kist_state_root_open (NULL, NULL, &e) >= 0)
+      if (kist_state_user_root (base, &res, &e) < 0)
         _exit (3);
-      if (strstr (e->msg, "XDG_RUNTIME_DIR") == NULL || strstr (e->msg, "--root") == NULL)
+      char *want = xasprintf ("%s/kist-%u", base, (unsigned) geteuid ());
+      struct stat sb;
+      if (strcmp (res, want) != 0 || lstat (res, &sb) < 0 || !S_ISDIR (sb.st_mode)
+          || (sb.st_mode & 07777) != 0700 || sb.st_uid != geteuid ())
         _exit (4);
       setenv ("XDG_RUNTIME_DIR", "relative/dir", 1);
-      kist_error_free (e);
-      e = NULL;
       if (kist_state_root_open (NULL, NULL, &e) >= 0 || strstr (e->msg, "absolute") == NULL)
         _exit (5);
       kist_error_free (e);
@@ -255,6 +262,7 @@ START_TEST (test_root_refuses)
   ck_assert_int_eq (waitpid (pid, &status, 0), pid);
   ck_assert (WIFEXITED (status));
   ck_assert_int_eq (WEXITSTATUS (status), 0);
+  ck_assert_int_eq (chmod (tmpdir, 0700), 0);
 
   /* Default root with XDG_RUNTIME_DIR, as nobody: $XDG_RUNTIME_DIR/kist. */
   if (geteuid () == 0)
@@ -287,6 +295,116 @@ START_TEST (test_root_refuses)
       ck_assert_int_eq (WEXITSTATUS (status), 0);
       ck_assert_int_eq (chmod (tmpdir, 0700), 0);
     }
+}
+END_TEST
+
+/* The per-user default root: TMPBASE/kist-UID and $XDG_RUNTIME_DIR/kist. */
+static void
+expect_user_root_error (const char *base, const char *what, const char *what2)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  char *path = NULL;
+  ck_assert_int_lt (kist_state_user_root (base, &path, &err), 0);
+  ck_assert_ptr_null (path);
+  ck_assert_ptr_nonnull (err);
+  ck_assert_msg (strstr (err->msg, what) != NULL, "want `%s` in: %s", what, err->msg);
+  if (what2)
+    ck_assert_msg (strstr (err->msg, what2) != NULL, "want `%s` in: %s", what2, err->msg);
+}
+
+START_TEST (test_user_root)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  _cleanup_free_ char *base = xasprintf ("%s/base", tmpdir);
+  _cleanup_free_ char *want = xasprintf ("%s/kist-%u", base, (unsigned) geteuid ());
+  char *path = NULL;
+  struct stat st;
+  const char *saved = getenv ("XDG_RUNTIME_DIR");
+  _cleanup_free_ char *saved_xdg = saved ? xstrdup (saved) : NULL;
+  ck_assert_int_eq (mkdir (base, 0755), 0);
+  unsetenv ("XDG_RUNTIME_DIR");
+
+  /* Created 0700 (whatever the umask), then accepted as it is. */
+  mode_t old = umask (0);
+  ck_assert_int_eq (kist_state_user_root (base, &path, &err), 0);
+  umask (old);
+  ck_assert_str_eq (path, want);
+  free (path);
+  ck_assert_int_eq (lstat (want, &st), 0);
+  ck_assert (S_ISDIR (st.st_mode));
+  ck_assert_uint_eq (st.st_mode & 07777, 0700);
+  ck_assert_int_eq (kist_state_user_root (base, &path, &err), 0);
+  ck_assert_str_eq (path, want);
+  free (path);
+
+  /* Group or other bits (even read-only ones) are refused, naming the fix. */
+  ck_assert_int_eq (chmod (want, 0750), 0);
+  expect_user_root_error (base, want, "chmod 0700");
+  ck_assert_int_eq (chmod (want, 0701), 0);
+  expect_user_root_error (base, "group or other permissions", NULL);
+  ck_assert_int_eq (chmod (want, 0700), 0);
+
+  /* Owned by another user (only testable as root). */
+  if (geteuid () == 0)
+    {
+      struct passwd *pw = getpwnam ("nobody");
+      ck_assert_ptr_nonnull (pw);
+      ck_assert_int_eq (chown (want, pw->pw_uid, pw->pw_gid), 0);
+      expect_user_root_error (base, "is owned by uid", "planted");
+      ck_assert_int_eq (chown (want, 0, 0), 0);
+    }
+
+  /* A planted symlink (to a good directory) and a planted file. */
+  ck_assert_int_eq (rmdir (want), 0);
+  _cleanup_free_ char *elsewhere = xasprintf ("%s/elsewhere", tmpdir);
+  ck_assert_int_eq (mkdir (elsewhere, 0700), 0);
+  ck_assert_int_eq (symlink (elsewhere, want), 0);
+  expect_user_root_error (base, "symbolic link", want);
+  ck_assert_int_eq (unlink (want), 0);
+  int f = open (want, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  ck_assert_int_ge (f, 0);
+  close (f);
+  expect_user_root_error (base, "not a directory", want);
+  ck_assert_int_eq (unlink (want), 0);
+  /* A base that does not exist: the error names the path. */
+  _cleanup_free_ char *nobase = xasprintf ("%s/nope", tmpdir);
+  expect_user_root_error (nobase, "kist-", "XDG_RUNTIME_DIR");
+
+  /* XDG_RUNTIME_DIR wins when set: $XDG_RUNTIME_DIR/kist (not created here). */
+  _cleanup_free_ char *xdg = xasprintf ("%s/xdg", tmpdir);
+  _cleanup_free_ char *xdg_want = xasprintf ("%s/kist", xdg);
+  ck_assert_int_eq (mkdir (xdg, 0700), 0);
+  setenv ("XDG_RUNTIME_DIR", xdg, 1);
+  ck_assert_int_eq (kist_state_user_root (base, &path, &err), 0);
+  ck_assert_str_eq (path, xdg_want);
+  free (path);
+  ck_assert_int_lt (lstat (want, &st), 0); /* the temp fallback was not made */
+  _cleanup_free_ char *xdg_slash = xasprintf ("%s/", xdg);
+  setenv ("XDG_RUNTIME_DIR", xdg_slash, 1);
+  ck_assert_int_eq (kist_state_user_root (base, &path, &err), 0);
+  ck_assert_str_eq (path, xdg_want);
+  free (path);
+  /* ... but it must be a real directory we own, given as an absolute path. */
+  _cleanup_free_ char *xdg_link = xasprintf ("%s/xdglink", tmpdir);
+  ck_assert_int_eq (symlink (xdg, xdg_link), 0);
+  setenv ("XDG_RUNTIME_DIR", xdg_link, 1);
+  expect_user_root_error (base, "symbolic link", "XDG_RUNTIME_DIR");
+  setenv ("XDG_RUNTIME_DIR", "run/user/1", 1);
+  expect_user_root_error (base, "not an absolute path", NULL);
+  setenv ("XDG_RUNTIME_DIR", nobase, 1);
+  expect_user_root_error (base, nobase, "No such file");
+  if (geteuid () == 0)
+    {
+      struct passwd *pw = getpwnam ("nobody");
+      ck_assert_int_eq (chown (xdg, pw->pw_uid, pw->pw_gid), 0);
+      setenv ("XDG_RUNTIME_DIR", xdg, 1);
+      expect_user_root_error (base, "is owned by uid", "unset it");
+      ck_assert_int_eq (chown (xdg, 0, 0), 0);
+    }
+  if (saved_xdg)
+    setenv ("XDG_RUNTIME_DIR", saved_xdg, 1);
+  else
+    unsetenv ("XDG_RUNTIME_DIR");
 }
 END_TEST
 
@@ -470,6 +588,7 @@ fill_state (struct kist_state *s)
   s->oci_version = xstrdup ("1.2.0");
   s->deadline = 1900000000;
   s->kist_pid = 777;
+  s->kist_pid_start_time = 98765432109ULL;
 }
 
 static void
@@ -497,6 +616,7 @@ check_same (const struct kist_state *a, const struct kist_state *b)
   check_same_str (a->oci_version, b->oci_version);
   ck_assert_int_eq (a->deadline, b->deadline);
   ck_assert_int_eq (a->kist_pid, b->kist_pid);
+  ck_assert_uint_eq (a->kist_pid_start_time, b->kist_pid_start_time);
 }
 
 START_TEST (test_write_read)
@@ -692,6 +812,71 @@ START_TEST (test_oci_json)
 }
 END_TEST
 
+START_TEST (test_owner_alive)
+{
+  struct kist_state s = { 0 };
+  ck_assert (!kist_state_owner_alive (&s));
+  ck_assert (!kist_state_owner_alive (NULL));
+  s.kist_pid = getpid ();
+  ck_assert (kist_state_owner_alive (&s)); /* start time unknown: trust the pid */
+  s.kist_pid_start_time = kist_pid_start_time (getpid ());
+  ck_assert (kist_state_owner_alive (&s));
+  s.kist_pid_start_time += 1; /* the pid was reused */
+  ck_assert (!kist_state_owner_alive (&s));
+
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    _exit (0);
+  s.kist_pid = pid;
+  s.kist_pid_start_time = 0;
+  siginfo_t si;
+  ck_assert_int_eq (waitid (P_PID, pid, &si, WEXITED | WNOWAIT), 0);
+  ck_assert (!kist_state_owner_alive (&s)); /* a zombie */
+  ck_assert_int_eq (waitpid (pid, NULL, 0), pid);
+  ck_assert (!kist_state_owner_alive (&s)); /* gone */
+}
+END_TEST
+
+START_TEST (test_peek_busy)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  _cleanup_close_ int root = open_root ("root", NULL);
+  struct kist_state s, r;
+  int d;
+  ck_assert_int_lt (kist_state_peek (root, "nope", &r, &err), 0);
+  ck_assert_int_eq (err->errnum, ENOENT);
+  kist_error_freep (&err);
+
+  ck_assert_int_eq (kist_state_create (root, "c1", &d, &err), 0);
+  /* Being created: no state.json yet. */
+  ck_assert_int_lt (kist_state_peek (root, "c1", &r, &err), 0);
+  ck_assert_int_eq (err->errnum, ENOENT);
+  kist_error_freep (&err);
+  fill_state (&s);
+  ck_assert_int_eq (kist_state_write (d, &s, &err), 0);
+  /* Readable while another open file description holds the lock. */
+  ck_assert_int_eq (kist_state_peek (root, "c1", &r, &err), 0);
+  check_same (&s, &r);
+  kist_state_clear (&r);
+  kist_state_clear (&s);
+
+  /* Busy while locked (d holds the lock from create), free after. */
+  ck_assert_int_eq (kist_state_busy (root, "c1", &err), 1);
+  close (d);
+  ck_assert_int_eq (kist_state_busy (root, "c1", &err), 0);
+  ck_assert_int_eq (kist_state_open (root, "c1", &d, &err), 0);
+  ck_assert_int_eq (kist_state_busy (root, "c1", &err), 1);
+  close (d);
+  ck_assert_int_lt (kist_state_busy (root, "nope", &err), 0);
+  ck_assert_int_eq (err->errnum, ENOENT);
+  kist_error_freep (&err);
+  ck_assert_int_lt (kist_state_busy (root, "../x", &err), 0);
+  kist_error_freep (&err);
+  ck_assert_int_eq (kist_state_remove (root, "c1", &err), 0);
+}
+END_TEST
+
 static Suite *
 state_suite (void)
 {
@@ -701,6 +886,9 @@ state_suite (void)
   tcase_add_test (tc, test_id_validate);
   tcase_add_test (tc, test_root_open);
   tcase_add_test (tc, test_root_refuses);
+  tcase_add_test (tc, test_user_root);
+  tcase_add_test (tc, test_owner_alive);
+  tcase_add_test (tc, test_peek_busy);
   tcase_add_test (tc, test_create_open_remove);
   tcase_add_test (tc, test_open_after_delete);
   tcase_add_test (tc, test_list);

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist sandbox [OPTIONS] -- COMMAND [ARG...]: one disposable sandbox.
+ *
+ * The same lifecycle as `kist run` (kist_create with a config built in
+ * memory, start, wait, delete --force), plus a wall-clock timeout that kills
+ * the whole sandbox (exit 124) and a teardown that always runs and removes
+ * the sandbox directory ROOT/~sandbox/ID. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "log.h"
+#include "sandbox.h"
+#include "util.h"
+
+#define DEFAULT_DEADLINE_SECS (24 * 3600)
+
+struct sb_flags
+{
+  struct kist_sandbox_opts o;
+  const char *report_path;
+  int report_fd;
+  bool report_text;
+  const char *allow_degraded;
+  const char *timeout_arg;
+  int64_t timeout_ms;   /* 0: none */
+};
+
+static int
+usage_error (struct kist_error **err, const char *fmt, const char *arg)
+{
+  /* A harness must tell kist's failure from the command's exit 1: 125. */
+  kist_error_make (err, EINVAL, fmt, arg);
+  (*err)->status = KIST_EXIT_FAILURE;
+  return -1;
+}
+
+static int
+parse_u32 (const char *s, uint32_t *out)
+{
+  uint64_t v;
+  if (kist_parse_u64 (s, &v) < 0 || v > UINT32_MAX)
+    return -EINVAL;
+  *out = (uint32_t) v;
+  return 0;
+}
+
+static char *
+absolute_path (const char *flag, const char *arg, bool dir, struct kist_error **err)
+{
+  char *real = realpath (arg, NULL);
+  if (real == NULL)
+    {
+      kist_error_make (err, errno, "%s `%s`", flag, arg);
+      return NULL;
+    }
+  if (dir)
+    {
+      _cleanup_close_ int fd = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          kist_error_make (err, errno, "%s `%s`: expected a directory", flag, arg);
+          free (real);
+          return NULL;
+        }
+    }
+  return real;
+}
+
+/* Parse the options; returns the index of COMMAND or -1 with *err. */
+static int
+parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
+{
+  enum
+  {
+    O_ROOTFS = 256, O_RO, O_RW, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
+    O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
+    O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_REPORT,
+    O_REPORTFD, O_REPORTFMT, O_DEGRADE
+  };
+  static const struct option opts[] = {
+    { "rootfs", required_argument, NULL, O_ROOTFS },
+    { "ro", required_argument, NULL, O_RO },
+    { "rw", required_argument, NULL, O_RW },
+    { "tmpfs", required_argument, NULL, O_TMPFS },
+    { "workdir", required_argument, NULL, O_WORKDIR },
+    { "scratch-size", required_argument, NULL, O_SCRATCH_SIZE },
+    { "scratch-inodes", required_argument, NULL, O_SCRATCH_INODES },
+    { "keep", no_argument, NULL, O_KEEP },
+    { "setenv", required_argument, NULL, O_SETENV },
+    { "env-file", required_argument, NULL, O_ENVFILE },
+    { "uid", required_argument, NULL, O_UID },
+    { "gid", required_argument, NULL, O_GID },
+    { "hostname", required_argument, NULL, O_HOSTNAME },
+    { "seccomp", required_argument, NULL, O_SECCOMP },
+    { "net", required_argument, NULL, O_NET },
+    { "userns", no_argument, NULL, O_USERNS },
+    { "cwd", required_argument, NULL, O_CWD },
+    { "memory", required_argument, NULL, O_MEMORY },
+    { "pids", required_argument, NULL, O_PIDS },
+    { "cpus", required_argument, NULL, O_CPUS },
+    { "nofile", required_argument, NULL, O_NOFILE },
+    { "fsize", required_argument, NULL, O_FSIZE },
+    { "nproc", required_argument, NULL, O_NPROC },
+    { "core", required_argument, NULL, O_CORE },
+    { "cpu-time", required_argument, NULL, O_CPUTIME },
+    { "timeout", required_argument, NULL, O_TIMEOUT },
+    { "report", required_argument, NULL, O_REPORT },
+    { "report-fd", required_argument, NULL, O_REPORTFD },
+    { "report-format", required_argument, NULL, O_REPORTFMT },
+    { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { NULL, 0, NULL, 0 },
+  };
+  struct kist_sandbox_opts *o = &f->o;
+  int c, n;
+  uint64_t u;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+", opts, NULL)) != -1)
+    switch (c)
+      {
+      case O_ROOTFS:
+        free (o->rootfs);
+        if ((o->rootfs = absolute_path ("--rootfs", optarg, true, err)) == NULL)
+          return -1;
+        break;
+      case O_RO:
+      case O_RW:
+        if (kist_sandbox_add_bind (o, optarg, c == O_RW, err) < 0)
+          return -1;
+        break;
+      case O_TMPFS:
+        if (kist_sandbox_add_tmpfs (o, optarg, err) < 0)
+          return -1;
+        break;
+      case O_WORKDIR:
+        if (optarg[0] != '/' || optarg[1] == '\0' || strstr (optarg, "/..") != NULL)
+          return usage_error (err, "--workdir `%s`: expected an absolute path other than /",
+                              optarg);
+        free (o->workdir);
+        o->workdir = xstrdup (optarg);
+        break;
+      case O_SCRATCH_SIZE:
+        if (kist_sandbox_parse_size (optarg, &o->scratch_size) < 0 || o->scratch_size == 0)
+          return usage_error (err, "--scratch-size `%s`: expected a size such as 256m", optarg);
+        break;
+      case O_SCRATCH_INODES:
+        if (kist_parse_u64 (optarg, &o->scratch_inodes) < 0 || o->scratch_inodes == 0)
+          return usage_error (err, "--scratch-inodes `%s`: expected a number > 0", optarg);
+        break;
+      case O_KEEP: o->keep = true; break;
+      case O_SETENV:
+        if (kist_sandbox_env_add (o, optarg, "--setenv", err) < 0)
+          return -1;
+        break;
+      case O_ENVFILE:
+        if (kist_sandbox_env_file (o, optarg, err) < 0)
+          return -1;
+        break;
+      case O_UID:
+        if (parse_u32 (optarg, &o->uid) < 0)
+          return usage_error (err, "--uid `%s`: expected a number", optarg);
+        break;
+      case O_GID:
+        if (parse_u32 (optarg, &o->gid) < 0)
+          return usage_error (err, "--gid `%s`: expected a number", optarg);
+        break;
+      case O_HOSTNAME:
+        free (o->hostname);
+        o->hostname = xstrdup (optarg);
+        break;
+      case O_SECCOMP:
+        free (o->seccomp);
+        o->seccomp = NULL;
+        if (strchr (optarg, '/') != NULL)
+          {
+            if ((o->seccomp = absolute_path ("--seccomp", optarg, false, err)) == NULL)
+              return -1;
+          }
+        else
+          o->seccomp = xstrdup (optarg);
+        break;
+      case O_NET:
+        if (strcmp (optarg, "none") == 0)
+          o->net_host = false;
+        else if (strcmp (optarg, "host") == 0)
+          o->net_host = true;
+        else
+          return usage_error (err, "--net `%s`: expected none or host", optarg);
+        break;
+      case O_USERNS:
+        /* The shifted root (host uid 100000) cannot reach the sandbox root
+         * under the 0700 state root; refuse instead of failing later. */
+        return usage_error (err, "%s",
+                            "--userns: not implemented yet for root (the sandbox root under the "
+                            "0700 state root is not reachable from a shifted user namespace); "
+                            "run kist sandbox as an unprivileged user for a user namespace");
+      case O_CWD:
+        if (optarg[0] != '/')
+          return usage_error (err, "--cwd `%s`: expected an absolute path", optarg);
+        free (o->cwd);
+        o->cwd = xstrdup (optarg);
+        break;
+      case O_MEMORY:
+        if (kist_sandbox_parse_size (optarg, &o->memory) < 0 || o->memory == 0
+            || o->memory > INT64_MAX)
+          return usage_error (err, "--memory `%s`: expected a size such as 512m", optarg);
+        o->has_memory = true;
+        break;
+      case O_PIDS:
+        if (kist_parse_int (optarg, &n) < 0 || n <= 0)
+          return usage_error (err, "--pids `%s`: expected a number > 0", optarg);
+        o->pids = n;
+        o->has_pids = true;
+        break;
+      case O_CPUS:
+        {
+          char *end = NULL;
+          errno = 0;
+          o->cpus = strtod (optarg, &end);
+          if (errno || end == optarg || *end || !(o->cpus >= 0.01) || o->cpus > 100000)
+            return usage_error (err, "--cpus `%s`: expected a number of CPUs such as 0.5 (at "
+                                     "least 0.01)",
+                                optarg);
+          o->has_cpus = true;
+          break;
+        }
+      case O_NOFILE:
+      case O_NPROC:
+        if (kist_parse_u64 (optarg, &u) < 0)
+          return usage_error (err, "`%s`: expected a number", optarg);
+        n = c == O_NOFILE ? KIST_SB_RLIMIT_NOFILE : KIST_SB_RLIMIT_NPROC;
+        o->rlimit[n] = u, o->has_rlimit[n] = true;
+        break;
+      case O_FSIZE:
+      case O_CORE:
+        if (kist_sandbox_parse_size (optarg, &u) < 0 || u > INT64_MAX)
+          return usage_error (err, "`%s`: expected a size such as 10m", optarg);
+        n = c == O_FSIZE ? KIST_SB_RLIMIT_FSIZE : KIST_SB_RLIMIT_CORE;
+        o->rlimit[n] = u, o->has_rlimit[n] = true;
+        break;
+      case O_CPUTIME:
+        if (kist_parse_u64 (optarg, &u) < 0 || u == 0)
+          return usage_error (err, "--cpu-time `%s`: expected seconds > 0", optarg);
+        o->rlimit[KIST_SB_RLIMIT_CPU] = u, o->has_rlimit[KIST_SB_RLIMIT_CPU] = true;
+        break;
+      case O_TIMEOUT:
+        if (kist_sandbox_parse_duration (optarg, &f->timeout_ms) < 0)
+          return usage_error (err, "--timeout `%s`: expected a duration such as 30, 1.5s, 500ms "
+                                   "or 2m",
+                              optarg);
+        f->timeout_arg = optarg;
+        break;
+      case O_REPORT: f->report_path = optarg; break;
+      case O_REPORTFD:
+        if (kist_parse_int (optarg, &n) < 0 || n < 0)
+          return usage_error (err, "--report-fd `%s`: expected a file descriptor number", optarg);
+        if (fcntl (n, F_GETFD) < 0)
+          return usage_error (err, "--report-fd `%s`: not an open file descriptor", optarg);
+        f->report_fd = n;
+        break;
+      case O_REPORTFMT:
+        if (strcmp (optarg, "json") == 0)
+          f->report_text = false;
+        else if (strcmp (optarg, "text") == 0)
+          f->report_text = true;
+        else
+          return usage_error (err, "--report-format `%s`: expected json or text", optarg);
+        break;
+      case O_DEGRADE: f->allow_degraded = optarg; break;
+      default:
+        return usage_error (err, "unknown option or missing value: `%s` (see kist-sandbox(8))",
+                            argv[optind - 1]);
+      }
+  if (optind >= argc)
+    return usage_error (err, "%s", "no COMMAND given: kist sandbox [OPTIONS] -- COMMAND [ARG...]");
+  if (o->userns && geteuid () != 0)
+    return usage_error (err, "%s",
+                        "--userns: only for root; an unprivileged caller always gets a user "
+                        "namespace mapping the --uid/--gid to itself");
+  return optind;
+}
+
+/* ------------------------------------------------------------ report */
+
+static char *
+report_text (const struct sb_flags *f, const struct kist_report *r, size_t *len,
+             struct kist_error **err)
+{
+  _cleanup_free_ char *json = kist_report_to_json (r, true);
+  char *out;
+  if (f->report_text)
+    {
+      out = kist_report_json_to_text (json, strlen (json), err);
+      if (out == NULL)
+        return NULL;
+    }
+  else
+    out = steal_pointer (&json);
+  size_t n = strlen (out);
+  if (n == 0 || out[n - 1] != '\n')
+    {
+      out = xrealloc (out, n + 2);
+      out[n++] = '\n';
+      out[n] = '\0';
+    }
+  *len = n;
+  return out;
+}
+
+static int
+write_report_path (const char *path, const char *text, size_t len, struct kist_error **err)
+{
+  _cleanup_free_ char *copy = xstrdup (path);
+  char *slash = strrchr (copy, '/');
+  const char *dir = ".", *name = copy;
+  if (slash)
+    {
+      *slash = '\0';
+      dir = copy[0] ? copy : "/";
+      name = slash + 1;
+    }
+  if (name[0] == '\0')
+    return kist_error_make (err, EISDIR, "--report `%s`: names a directory", path);
+  _cleanup_close_ int dfd = open (dir, O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return kist_error_make (err, errno, "--report `%s`: open its directory", path);
+  if (kist_write_file_atomic (dfd, name, text, len, 0644, err) < 0)
+    return kist_error_wrap (err, "--report `%s`", path);
+  return 0;
+}
+
+/* first: the report as it is before the command runs (stdout, --report-fd
+ * and --report PATH); later calls only rewrite --report PATH (with the exec,
+ * the timeout and the teardown recorded). */
+static void
+emit_report (const struct sb_flags *f, const struct kist_report *r, bool first)
+{
+  if (r == NULL || (f->report_path == NULL && f->report_fd < 0))
+    return;
+  _cleanup_error_ struct kist_error *e = NULL;
+  size_t len = 0;
+  _cleanup_free_ char *text = report_text (f, r, &len, &e);
+  if (text == NULL)
+    {
+      kist_log_warn ("report: %s", e ? e->msg : "cannot serialise");
+      return;
+    }
+  if (f->report_path && strcmp (f->report_path, "-") == 0)
+    {
+      if (first)
+        {
+          fflush (stdout);
+          if (kist_write_all (STDOUT_FILENO, text, len) < 0)
+            kist_log_warn ("--report -: write to stdout failed");
+        }
+    }
+  else if (f->report_path && write_report_path (f->report_path, text, len, &e) < 0)
+    kist_log_warn ("%s", e->msg);
+  if (first && f->report_fd >= 0 && kist_write_all (f->report_fd, text, len) < 0)
+    kist_log_warn ("--report-fd %d: write failed", f->report_fd);
+}
+
+/* ---------------------------------------------------------- run loop */
+
+static int64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for the init, at most until deadline_ms (monotonic; 0 = forever).
+ * Slices keep a forwarded signal (EINTR) from stretching the timeout. */
+static int
+wait_until (pid_t pid, int64_t deadline_ms, struct kist_error **err)
+{
+  if (deadline_ms == 0)
+    return kist_wait_status (pid, -1, err);
+  for (;;)
+    {
+      int64_t left = deadline_ms - now_ms ();
+      if (left <= 0)
+        return KIST_WAIT_TIMEOUT;
+      int st = kist_wait_status (pid, left > 1000 ? 1000 : (int) left, err);
+      if (st != KIST_WAIT_TIMEOUT)
+        return st;
+    }
+}
+
+/* Teardown: delete --force (kills whatever is left, removes the cgroup scope
+ * and the state dir, verified), then the sandbox directory.  Recorded in the
+ * report as "teardown". */
+static int
+teardown (int rootfd, const char *id, const struct kist_sandbox_opts *o, struct kist_report *r,
+          struct kist_error **err)
+{
+  _cleanup_error_ struct kist_error *e1 = NULL, *e2 = NULL;
+  bool deleted = kist_container_delete (rootfd, id, true, &e1) == 0;
+  bool removed = kist_sandbox_dir_remove (rootfd, id, o->keep, &e2) == 0;
+  if (r)
+    {
+      if (deleted && removed)
+        kist_report_applied (r, "teardown", NULL,
+                             "processes killed, cgroup scope and state dir removed (delete "
+                             "--force, verified); sandbox dir %s, verified gone",
+                             o->keep ? "root removed, work dir kept" : "removed");
+      else
+        {
+          _cleanup_error_ struct kist_error *ignored = NULL;
+          kist_report_failed (r, "teardown", NULL, (e1 ? e1 : e2)->errnum, &ignored, "%s%s%s",
+                              e1 ? e1->msg : "", e1 && e2 ? "; " : "", e2 ? e2->msg : "");
+        }
+    }
+  if (e1)
+    return kist_error_make (err, e1->errnum, "sandbox teardown: %s%s%s", e1->msg,
+                            e2 ? "; " : "", e2 ? e2->msg : "");
+  if (e2)
+    return kist_error_make (err, e2->errnum, "%s", e2->msg);
+  return 0;
+}
+
+int
+kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
+{
+  struct sb_flags f = { .report_fd = -1 };
+  kist_sandbox_opts_init (&f.o);
+  int status = KIST_EXIT_FAILURE;
+  _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL;
+  _cleanup_close_ int rootfd = -1;
+  _cleanup_report_ struct kist_report *r = NULL;
+  struct kist_sandbox_dir dir = { 0 };
+  bool dir_made = false;
+  size_t config_len = 0;
+
+  int first = parse_flags (argc, argv, &f, err);
+  if (first < 0)
+    goto out;
+  f.o.args = argv + first;
+
+  id = kist_sandbox_new_id ();
+  rootfd = kist_state_root_open (g->root, &root, err);
+  if (rootfd < 0)
+    goto out;
+  if (kist_sandbox_dir_create (rootfd, root, id, &f.o, &dir, err) < 0)
+    goto out;
+  dir_made = true;
+  config = kist_sandbox_config_json (&f.o, &dir, geteuid (), getegid (), &config_len, err);
+  if (config == NULL)
+    goto teardown;
+
+  int64_t start_ms = now_ms ();
+  struct kist_create_opts co = {
+    .id = id, .bundle = dir.path, .operation = "sandbox", .report_fd = -1,
+    .allow_degraded = f.allow_degraded, .config_json = config, .config_len = config_len,
+    .die_with_parent = true,
+    .deadline = (int64_t) time (NULL)
+                + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
+  };
+  pid_t pid = 0;
+  if (kist_create (g, &co, &pid, &r, err) < 0)
+    {
+      emit_report (&f, r, true);
+      status = kist_error_exit_status (*err);
+      goto teardown;
+    }
+  emit_report (&f, r, true);
+
+  kist_forward_signals (pid);
+  if (kist_container_start (rootfd, id, r, err) < 0)
+    {
+      status = kist_error_exit_status (*err);
+      kist_wait_status (pid, -1, NULL);
+      goto teardown;
+    }
+  emit_report (&f, r, false);
+
+  int64_t deadline = f.timeout_ms ? start_ms + f.timeout_ms : 0;
+  status = wait_until (pid, deadline, err);
+  if (status == KIST_WAIT_TIMEOUT)
+    {
+      _cleanup_error_ struct kist_error *kerr = NULL;
+      if (kist_container_kill (rootfd, id, SIGKILL, true, &kerr) < 0)
+        kist_log_warn ("sandbox timeout: %s", kerr->msg);
+      kill (pid, SIGKILL);   /* the init itself, in any case */
+      kist_wait_status (pid, -1, NULL);
+      kist_report_applied (r, "timeout", f.timeout_arg, "expired: every process of the sandbox "
+                                                         "was killed (SIGKILL)");
+      dprintf (STDERR_FILENO,
+               "kist: sandbox timed out after %gs (--timeout %s): every process was killed\n",
+               (double) f.timeout_ms / 1000.0, f.timeout_arg);
+      status = KIST_EXIT_TIMEOUT;
+    }
+  else if (status < 0)
+    status = KIST_EXIT_FAILURE;
+  else if (f.timeout_ms)
+    kist_report_applied (r, "timeout", f.timeout_arg, "not reached (the command exited after %.3f s)",
+                         (double) (now_ms () - start_ms) / 1000.0);
+  else
+    kist_report_skip (r, "timeout", "no --timeout; deadline for kist gc: start + 24 h");
+
+teardown:
+  {
+    /* A failure here does not change the command's status: it is printed
+     * (and recorded in the report as "teardown", not applied). */
+    _cleanup_error_ struct kist_error *terr = NULL;
+    if (dir_made && teardown (rootfd, id, &f.o, r, &terr) < 0)
+      kist_log_error ("%s", terr->msg);
+    if (r && r->n_layers > 0)
+      emit_report (&f, r, false);
+    if (dir_made && f.o.keep && dir.work)
+      dprintf (STDERR_FILENO, "kist: sandbox work dir kept at %s\n", dir.work);
+  }
+
+out:
+  kist_sandbox_dir_clear (&dir);
+  kist_sandbox_opts_clear (&f.o);
+  return status;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: `kist sandbox` (design.md section 5): the OCI config built in memory
+ * from the sandbox options, and the sandbox directory under the state root:
+ *
+ *   ROOT/~sandbox/            mode 0700, owned by the caller ('~' is not an id character)
+ *   ROOT/~sandbox/ID/         the bundle of one sandbox (mode 0700)
+ *   ROOT/~sandbox/ID/rootfs   the empty root kist makes without --rootfs (0755)
+ *   ROOT/~sandbox/ID/work     the scratch dir with --keep (kept afterwards)
+ *
+ * The root dir only ever holds mount points and the merged-usr symlinks: the
+ * mounts themselves live in the sandbox's mount namespace and are gone with
+ * it, so removing the directory never crosses a mount. */
+#ifndef KIST_SANDBOX_H
+#define KIST_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define KIST_SANDBOX_DIR "~sandbox"
+
+struct kist_sandbox_bind
+{
+  char *src;    /* absolute host path (realpath) */
+  char *dest;   /* absolute path inside the sandbox */
+  bool rw;      /* --rw (else --ro) */
+};
+
+struct kist_sandbox_tmpfs
+{
+  char *dest;
+  uint64_t size;   /* bytes */
+};
+
+/* rlimits: soft = hard = value. */
+enum kist_sandbox_rlimit
+{
+  KIST_SB_RLIMIT_NOFILE,
+  KIST_SB_RLIMIT_FSIZE,
+  KIST_SB_RLIMIT_NPROC,
+  KIST_SB_RLIMIT_CORE,
+  KIST_SB_RLIMIT_CPU,
+  KIST_SB_RLIMIT_COUNT
+};
+
+struct kist_sandbox_opts
+{
+  char *rootfs;                      /* --rootfs (absolute) or NULL: kist makes an empty root */
+  struct kist_sandbox_bind *binds;   /* --ro / --rw, in order */
+  size_t n_binds;
+  struct kist_sandbox_tmpfs *tmpfs;  /* --tmpfs */
+  size_t n_tmpfs;
+  char *workdir;                     /* default /work */
+  uint64_t scratch_size;             /* bytes, default 256 MiB */
+  uint64_t scratch_inodes;           /* default 65536 */
+  bool keep;                         /* --keep: the scratch dir is a kept host dir */
+  char **env;                        /* NULL-terminated "K=V", exactly the environment */
+  char *cwd;                         /* NULL: the workdir */
+  uint32_t uid, gid;                 /* inside, default 65534 */
+  char *hostname;                    /* default "sandbox" */
+  char *seccomp;                     /* default|strict|none|PATH, default strict */
+  bool net_host;                     /* --net host */
+  bool userns;                       /* root only: --userns (0..65535 -> 100000..) */
+  bool has_memory, has_pids, has_cpus;
+  uint64_t memory;                   /* bytes */
+  int64_t pids;
+  double cpus;
+  bool has_rlimit[KIST_SB_RLIMIT_COUNT];
+  uint64_t rlimit[KIST_SB_RLIMIT_COUNT];
+  char **args;                       /* the command, NULL-terminated, borrowed */
+};
+
+/* Defaults: workdir /work, 256 MiB / 65536 inodes, uid/gid 65534, hostname
+ * "sandbox", seccomp strict, empty environment. */
+void kist_sandbox_opts_init (struct kist_sandbox_opts *o);
+void kist_sandbox_opts_clear (struct kist_sandbox_opts *o);
+
+/* "sandbox-<pid>-<8 random hex digits>", newly allocated. */
+char *kist_sandbox_new_id (void);
+
+/* SIZE: a number of bytes with an optional k/m/g/t suffix (powers of 1024,
+ * either case, an optional trailing 'b'): "32M", "256m", "1g", "4096". */
+int kist_sandbox_parse_size (const char *s, uint64_t *out);
+/* DURATION: a decimal number with an optional unit ms, s, m or h (default
+ * s): "1.5s", "500ms", "2m", "1".  Result in milliseconds, > 0. */
+int kist_sandbox_parse_duration (const char *s, int64_t *ms);
+
+/* Add "K=V" to the environment (a later value of the same key replaces the
+ * earlier one).  what names the source for the message (--setenv, FILE:LINE). */
+int kist_sandbox_env_add (struct kist_sandbox_opts *o, const char *kv, const char *what,
+                          struct kist_error **err);
+/* --env-file F: K=V lines; blank lines and lines starting with # are skipped. */
+int kist_sandbox_env_file (struct kist_sandbox_opts *o, const char *file, struct kist_error **err);
+
+/* --ro/--rw SRC[:DEST], --tmpfs DEST[:SIZE]: parse and append. */
+int kist_sandbox_add_bind (struct kist_sandbox_opts *o, const char *arg, bool rw,
+                           struct kist_error **err);
+int kist_sandbox_add_tmpfs (struct kist_sandbox_opts *o, const char *arg, struct kist_error **err);
+
+/* The directory of one sandbox (all paths absolute). */
+struct kist_sandbox_dir
+{
+  char *path;     /* ROOT/~sandbox/ID: the bundle */
+  char *rootfs;   /* root.path: ROOT/~sandbox/ID/rootfs, or --rootfs */
+  char *work;     /* ROOT/~sandbox/ID/work with --keep, else NULL */
+};
+void kist_sandbox_dir_clear (struct kist_sandbox_dir *d);
+
+/* Make ROOT/~sandbox (0700, verified: a directory owned by us, not a
+ * symlink), ROOT/~sandbox/ID, the empty root dir (without --rootfs) with the
+ * merged-usr symlinks when /usr is bound, and the --keep work dir (owned by
+ * the sandbox user).  root_path is the resolved state root of rootfd.  On
+ * failure nothing is left. */
+int kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
+                             const struct kist_sandbox_opts *o, struct kist_sandbox_dir *out,
+                             struct kist_error **err);
+
+/* Remove ROOT/~sandbox/ID (keep_work: everything but its work dir), never
+ * crossing into another filesystem, and verify it is gone. */
+int kist_sandbox_dir_remove (int rootfd, const char *id, bool keep_work, struct kist_error **err);
+
+/* The config.json of the sandbox (compact JSON, newly allocated).  euid/egid:
+ * the caller's; non-zero euid gets a user namespace mapping o->uid/o->gid to
+ * them (size 1). */
+char *kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
+                                uid_t euid, gid_t egid, size_t *len, struct kist_error **err);
+
+#endif
