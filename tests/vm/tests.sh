@@ -383,6 +383,104 @@ if start $id; then
   check $id-state-gone "kist state still knows $id: $out" '[ "$rc" != 0 ]'
 fi
 
+# ---- kist sandbox: --memory, --pids, --cpus on the busybox rootfs -------------------------
+# Each sandbox runs as uid 65534 with --rootfs ROOTFS; its cgroup scope is
+# kist's default one, named by the report's "cgroup" entry ("scope PATH ...",
+# also when no limit was asked for).
+
+# sb_scope REPORT: the scope directory from the report's cgroup entry.
+sb_scope ()
+{
+  layer "$1" cgroup | sed -n 's/.*"detail" *: *"[^"]*scope \(\/[^ "]*\).*/\1/p'
+}
+
+# sb_start NAME SANDBOX_ARGS...: `kist sandbox --rootfs ROOTFS` in the
+# background with $W/sb-NAME (mode 0777, with the fifo "go") bound at /out;
+# report in $W/r-NAME.json, output in $W/log-NAME, kist's pid in SBPID.  The
+# command ends by reading /out/go, so it runs until sb_stop.
+sb_start ()
+{
+  d=$W/sb-$1
+  mkdir -p "$d" && chmod 0777 "$d" && mkfifo -m 0666 "$d/go"
+  n=$1
+  shift
+  timeout -s KILL 60 "$KIST" --root "$STATE" sandbox --rootfs "$ROOTFS" --rw "$d:/out" \
+    --report "$W/r-$n.json" "$@" > "$W/log-$n" 2>&1 < /dev/null &
+  SBPID=$!
+}
+
+# sb_stop NAME: release the command (write the fifo), wait for kist; its
+# exit status in SBRC.
+sb_stop ()
+{
+  timeout 5 sh -c 'echo go > "$1"' sh "$W/sb-$1/go"
+  wait "$SBPID"
+  SBRC=$?
+}
+
+# --memory 32M: a 64 MiB allocation is OOM-killed (kist exits 137, well
+# before k's 30 s SIGKILL); the scope's memory.events oom_kill counts it
+# (read while the shell waits on the fifo); without a limit the same
+# allocation succeeds.
+id=sb-mem
+a=$(now)
+out=$(k sandbox --rootfs "$ROOTFS" --memory 32M --report "$W/r-$id.json" -- /bin/alloc 64 2>&1 < /dev/null)
+rc=$?
+secs=$(awk -v a="$a" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+check $id-oom "kist sandbox --memory 32M -- alloc 64 exited $rc after $secs s (137 expected): $(printf '%s' "$out" | tail -n 2)" \
+  '[ "$rc" = 137 ] && ! has "$out" "touched" && has "$out" "alloc: 8 MiB" && awk -v s="$secs" "BEGIN { exit !(s < 20) }"'
+check_layer $id-report "$W/r-$id.json" cgroup.memory.max "read back 33554432"
+sb_start $id-ev --memory 32M -- sh -c '/bin/alloc 64 2> /dev/null; echo $? > /out/st; read x < /out/go'
+wait_for 30 [ -s "$W/sb-$id-ev/st" ]
+scope=$(sb_scope "$W/r-$id-ev.json")
+ook=$(awk '$1 == "oom_kill" { print $2 }' "$scope/memory.events" 2> /dev/null)
+st=$(cat "$W/sb-$id-ev/st" 2> /dev/null)
+sb_stop $id-ev
+check $id-oom-kill "alloc 64 in the sandbox exited '$st'; scope '$scope' memory.events oom_kill '$ook'; kist exited $SBRC" \
+  '[ "$st" = 137 ] && [ "${ook:-0}" -ge 1 ] && [ "$SBRC" = 0 ]'
+out=$(k sandbox --rootfs "$ROOTFS" -- /bin/alloc 64 2>&1 < /dev/null)
+rc=$?
+check $id-nolimit "kist sandbox -- alloc 64 (no --memory) exited $rc: $(printf '%s' "$out" | tail -n 2)" \
+  '[ "$rc" = 0 ] && has "$out" "touched 64 MiB"'
+
+# --pids 10: a fork bomb of 100 sleeps stops near the limit (the shell and its
+# subshell count too); the scope's pids.events max rises.
+id=sb-pids
+sb_start $id --pids 10 -- sh -c '(i=0; while [ $i -lt 100 ]; do sleep 600 & i=$((i+1)); echo $i > /out/n; done) 2> /dev/null; echo done > /out/done; read x < /out/go'
+wait_for 30 [ -s "$W/sb-$id/done" ]
+scope=$(sb_scope "$W/r-$id.json")
+n=$(cat "$W/sb-$id/n" 2> /dev/null)
+cur=$(cat "$scope/pids.current" 2> /dev/null)
+max=$(awk '$1 == "max" { print $2 }' "$scope/pids.events" 2> /dev/null)
+check $id-bomb "${n:-0} of 100 sleeps started; scope '$scope' pids.current '$cur', pids.events max '$max' (limit 10)" \
+  '[ -n "$scope" ] && [ -n "$n" ] && [ "$n" -lt 10 ] && [ "${cur:-99}" -le 10 ] && [ "${max:-0}" -ge 1 ]'
+check_layer $id-report "$W/r-$id.json" cgroup.pids.max "read back 10"
+sb_stop $id
+check $id-exit "kist sandbox exited $SBRC: $(tail -c 300 "$W/log-$id")" '[ "$SBRC" = 0 ] && [ ! -d "$scope" ]'
+echo "   sandbox pids: $n sleeps started, pids.current $cur, pids.events max $max"
+
+# --cpus 0.1: cpu.max "10000 100000"; a busy loop is throttled to about 10%.
+id=sb-cpu
+sb_start $id --cpus 0.1 -- sh -c 'while :; do :; done & read x < /out/go'
+wait_for 30 [ -s "$W/r-$id.json" ]
+t0=$(now)
+scope=$(sb_scope "$W/r-$id.json")
+check_layer $id-report "$W/r-$id.json" cgroup.cpu.max "read back 10000 100000"
+sleep 3
+cmax=$(cat "$scope/cpu.max" 2> /dev/null)
+thr=$(awk '$1 == "nr_throttled" { print $2 }' "$scope/cpu.stat" 2> /dev/null)
+use=$(awk '$1 == "usage_usec" { print $2 }' "$scope/cpu.stat" 2> /dev/null)
+t1=$(now)
+pct=$(awk -v u="${use:-0}" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", u / ((b - a) * 1e6) * 100 }')
+check $id-throttled "scope '$scope': cpu.max '$cmax', nr_throttled '$thr', the busy loop used $pct% of one CPU" \
+  '[ "$cmax" = "10000 100000" ] && [ "${thr:-0}" -ge 1 ] && [ "$pct" -le 50 ]'
+sb_stop $id
+check $id-exit "kist sandbox exited $SBRC: $(tail -c 300 "$W/log-$id")" '[ "$SBRC" = 0 ] && [ ! -d "$scope" ]'
+echo "   sandbox cpu: nr_throttled $thr, usage ${pct}% of one CPU over $t0..$t1 s"
+
+left=$( (ls -d "$CG"/kist/sandbox-* "$STATE"/~sandbox/* 2> /dev/null) | tr '\n' ' ')
+check sb-leftovers "sandbox scopes or dirs left: $left" '[ -z "$left" ]'
+
 # ---- nothing left ----------------------------------------------------------------------
 left=$(k list -q 2> /dev/null)
 [ -n "$left" ] || left=$(ls "$STATE" 2> /dev/null | grep -v '^~')
