@@ -5,11 +5,8 @@
  * (kist create, kist run --detach) are never touched, nor is a sandbox within
  * its deadline whose kist is alive. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +18,8 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "sandbox.h"
 #include "util.h"
-
-/* ROOT/~sandbox/ID: the sandbox's bundle dir (sandbox.h). */
-#define GC_SANDBOX_DIR "~sandbox"
-/* A kept scratch dir (kist sandbox --keep) is the user's output: kept. */
-#define GC_SANDBOX_KEEP "work"
-/* The sandbox dir holds a few levels of mount points; deeper is not ours. */
-#define GC_MAX_DEPTH 64
 
 struct gc_entry
 {
@@ -49,183 +40,6 @@ gc_entry_clear (struct gc_entry *e)
   free (e->kept);
   free (e->error);
   memset (e, 0, sizeof *e);
-}
-
-static void
-closedirp (DIR **d)
-{
-  if (*d)
-    closedir (*d);
-  *d = NULL;
-}
-#define _cleanup_dir_ __attribute__ ((cleanup (closedirp)))
-
-/* Is parentfd/name the root of a mount (visible in our mount namespace)? */
-static bool
-is_mount_root (int parentfd, const char *name)
-{
-  struct statx stx;
-  if (statx (parentfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
-    return false;
-  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-         && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
-/* Remove the directory parentfd/name and everything in it, never following
- * a symlink (they are unlinked) and never crossing into a mount or another
- * filesystem.  path names it in messages. */
-static int
-remove_tree_at (int parentfd, const char *name, const char *path, dev_t dev, int depth,
-                struct kist_error **err)
-{
-  if (depth > GC_MAX_DEPTH)
-    return kist_error_make (err, ELOOP,
-                            "`%s` is nested more than %d levels deep, which kist sandbox never "
-                            "makes; refusing to remove it: inspect and remove it by hand",
-                            path, GC_MAX_DEPTH);
-  if (is_mount_root (parentfd, name))
-    return kist_error_make (err, EBUSY,
-                            "`%s` is a mount point; refusing to remove across it: unmount it "
-                            "(`umount %s`) and run `kist gc` again",
-                            path, path);
-  int fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return kist_error_make (err, errno, "open `%s`", path);
-  _cleanup_dir_ DIR *d = fdopendir (fd);
-  if (d == NULL)
-    {
-      int e = errno;
-      close (fd);
-      return kist_error_make (err, e, "read `%s`", path);
-    }
-  struct stat st;
-  if (fstat (fd, &st) < 0)
-    return kist_error_make (err, errno, "stat `%s`", path);
-  if (st.st_dev != dev)
-    return kist_error_make (err, EXDEV,
-                            "`%s` is on another filesystem (a mount?); refusing to remove it: "
-                            "unmount it and run `kist gc` again",
-                            path);
-  for (;;)
-    {
-      errno = 0;
-      struct dirent *de = readdir (d);
-      if (de == NULL)
-        break;
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      _cleanup_free_ char *sub = xasprintf ("%s/%s", path, de->d_name);
-      struct stat sst;
-      if (fstatat (fd, de->d_name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
-        {
-          if (errno == ENOENT)
-            continue;
-          return kist_error_make (err, errno, "stat `%s`", sub);
-        }
-      if (S_ISDIR (sst.st_mode))
-        {
-          if (remove_tree_at (fd, de->d_name, sub, dev, depth + 1, err) < 0)
-            return -1;
-        }
-      else if (unlinkat (fd, de->d_name, 0) < 0 && errno != ENOENT)
-        return kist_error_make (err, errno, "remove `%s`", sub);
-    }
-  if (errno != 0)
-    return kist_error_make (err, errno, "read `%s`", path);
-  if (unlinkat (parentfd, name, AT_REMOVEDIR) < 0)
-    return kist_error_make (err, errno, "remove the directory `%s`", path);
-  return 0;
-}
-
-/* Remove ROOT/~sandbox/ID (all but a kept work dir) if present.  Returns 1
- * when something was removed, 0 when there was nothing, negative with *err. */
-static int
-remove_sandbox_dir (int rootfd, const char *root, const char *id, char **kept,
-                    struct kist_error **err)
-{
-  _cleanup_free_ char *top = xasprintf ("%s/%s", root, GC_SANDBOX_DIR);
-  _cleanup_free_ char *path = xasprintf ("%s/%s", top, id);
-  struct stat st;
-
-  if (strlen (id) > NAME_MAX)
-    return 0; /* kist sandbox ids are short: never a sandbox dir */
-  _cleanup_close_ int topfd
-      = openat (rootfd, GC_SANDBOX_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (topfd < 0)
-    {
-      if (errno == ENOENT)
-        return 0;
-      return kist_error_make (err, errno, "open `%s` (not a directory or a symlink?)", top);
-    }
-  if (fstatat (topfd, id, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    {
-      if (errno == ENOENT)
-        return 0;
-      return kist_error_make (err, errno, "stat `%s`", path);
-    }
-  if (!S_ISDIR (st.st_mode))
-    return kist_error_make (err, ENOTDIR,
-                            "`%s` is not a directory (kist sandbox makes one); refusing to "
-                            "touch it: inspect and remove it by hand",
-                            path);
-  if (is_mount_root (topfd, id))
-    return kist_error_make (err, EBUSY,
-                            "`%s` is a mount point; refusing to remove across it: unmount it "
-                            "and run `kist gc` again",
-                            path);
-  dev_t dev = st.st_dev;
-  int fd = openat (topfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return kist_error_make (err, errno, "open `%s`", path);
-  _cleanup_dir_ DIR *d = fdopendir (fd);
-  if (d == NULL)
-    {
-      int e = errno;
-      close (fd);
-      return kist_error_make (err, e, "read `%s`", path);
-    }
-  bool keep = false;
-  for (;;)
-    {
-      errno = 0;
-      struct dirent *de = readdir (d);
-      if (de == NULL)
-        break;
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      _cleanup_free_ char *sub = xasprintf ("%s/%s", path, de->d_name);
-      struct stat sst;
-      if (fstatat (fd, de->d_name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
-        {
-          if (errno == ENOENT)
-            continue;
-          return kist_error_make (err, errno, "stat `%s`", sub);
-        }
-      if (S_ISDIR (sst.st_mode) && strcmp (de->d_name, GC_SANDBOX_KEEP) == 0)
-        {
-          keep = true;
-          *kept = steal_pointer (&sub);
-          continue;
-        }
-      if (S_ISDIR (sst.st_mode))
-        {
-          if (remove_tree_at (fd, de->d_name, sub, dev, 1, err) < 0)
-            return -1;
-        }
-      else if (unlinkat (fd, de->d_name, 0) < 0 && errno != ENOENT)
-        return kist_error_make (err, errno, "remove `%s`", sub);
-    }
-  if (errno != 0)
-    return kist_error_make (err, errno, "read `%s`", path);
-  if (keep)
-    return 1;
-  if (unlinkat (topfd, id, AT_REMOVEDIR) < 0)
-    return kist_error_make (err, errno, "remove the directory `%s`", path);
-  if (fstatat (topfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
-    return kist_error_make (err, EEXIST, "`%s` still exists after removing it", path);
-  if (errno != ENOENT)
-    return kist_error_make (err, errno, "verify that `%s` is gone", path);
-  return 1;
 }
 
 /* Why is this entry garbage?  NULL: it is not (or not a sandbox at all). */
@@ -274,7 +88,8 @@ collect (int rootfd, const char *root, const struct kist_state *st, struct gc_en
         }
       e->cgroup_removed = true;
     }
-  int r = remove_sandbox_dir (rootfd, root, e->id, &e->kept, &err);
+  /* A kept scratch dir (kist sandbox --keep) is the user's output: kept. */
+  int r = kist_sandbox_dir_remove (rootfd, root, e->id, true, &e->kept, &err);
   if (r < 0)
     goto fail;
   e->scratch_removed = r > 0;

@@ -148,7 +148,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         o->workdir = xstrdup (optarg);
         break;
       case O_SCRATCH_SIZE:
-        if (kist_sandbox_parse_size (optarg, &o->scratch_size) < 0 || o->scratch_size == 0)
+        if (kist_parse_size (optarg, false, &o->scratch_size) < 0 || o->scratch_size == 0)
           return usage_error (err, "--scratch-size `%s`: expected a size such as 256m", optarg);
         break;
       case O_SCRATCH_INODES:
@@ -209,7 +209,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         o->cwd = xstrdup (optarg);
         break;
       case O_MEMORY:
-        if (kist_sandbox_parse_size (optarg, &o->memory) < 0 || o->memory == 0
+        if (kist_parse_size (optarg, false, &o->memory) < 0 || o->memory == 0
             || o->memory > INT64_MAX)
           return usage_error (err, "--memory `%s`: expected a size such as 512m", optarg);
         o->has_memory = true;
@@ -241,7 +241,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         break;
       case O_FSIZE:
       case O_CORE:
-        if (kist_sandbox_parse_size (optarg, &u) < 0 || u > INT64_MAX)
+        if (kist_parse_size (optarg, false, &u) < 0 || u > INT64_MAX)
           return usage_error (err, "`%s`: expected a size such as 10m", optarg);
         n = c == O_FSIZE ? KIST_SB_RLIMIT_FSIZE : KIST_SB_RLIMIT_CORE;
         o->rlimit[n] = u, o->has_rlimit[n] = true;
@@ -315,28 +315,6 @@ report_text (const struct sb_flags *f, const struct kist_report *r, size_t *len,
   return out;
 }
 
-static int
-write_report_path (const char *path, const char *text, size_t len, struct kist_error **err)
-{
-  _cleanup_free_ char *copy = xstrdup (path);
-  char *slash = strrchr (copy, '/');
-  const char *dir = ".", *name = copy;
-  if (slash)
-    {
-      *slash = '\0';
-      dir = copy[0] ? copy : "/";
-      name = slash + 1;
-    }
-  if (name[0] == '\0')
-    return kist_error_make (err, EISDIR, "--report `%s`: names a directory", path);
-  _cleanup_close_ int dfd = open (dir, O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return kist_error_make (err, errno, "--report `%s`: open its directory", path);
-  if (kist_write_file_atomic (dfd, name, text, len, 0644, err) < 0)
-    return kist_error_wrap (err, "--report `%s`", path);
-  return 0;
-}
-
 /* first: the report as it is before the command runs (stdout, --report-fd
  * and --report PATH); later calls only rewrite --report PATH (with the exec,
  * the timeout and the teardown recorded). */
@@ -362,8 +340,9 @@ emit_report (const struct sb_flags *f, const struct kist_report *r, bool first)
             kist_log_warn ("--report -: write to stdout failed");
         }
     }
-  else if (f->report_path && write_report_path (f->report_path, text, len, &e) < 0)
-    kist_log_warn ("%s", e->msg);
+  else if (f->report_path
+           && kist_write_file_atomic_path (f->report_path, text, len, 0644, &e) < 0)
+    kist_log_warn ("--report `%s`: %s", f->report_path, e->msg);
   if (first && f->report_fd >= 0 && kist_write_all (f->report_fd, text, len) < 0)
     kist_log_warn ("--report-fd %d: write failed", f->report_fd);
 }
@@ -400,12 +379,14 @@ wait_until (pid_t pid, int64_t deadline_ms, struct kist_error **err)
  * and the state dir, verified), then the sandbox directory.  Recorded in the
  * report as "teardown". */
 static int
-teardown (int rootfd, const char *id, const struct kist_sandbox_opts *o, struct kist_report *r,
-          struct kist_error **err)
+teardown (int rootfd, const char *root, const char *id, const struct kist_sandbox_opts *o,
+          struct kist_report *r, struct kist_error **err)
 {
   _cleanup_error_ struct kist_error *e1 = NULL, *e2 = NULL;
   bool deleted = kist_container_delete (rootfd, id, true, &e1) == 0;
-  bool removed = kist_sandbox_dir_remove (rootfd, id, o->keep, &e2) == 0;
+  bool removed = kist_sandbox_dir_remove (rootfd, root, id, o->keep, NULL, &e2) >= 0;
+  if (!removed)
+    kist_error_wrap (&e2, "sandbox teardown");
   if (r)
     {
       if (deleted && removed)
@@ -512,7 +493,7 @@ teardown:
     /* A failure here does not change the command's status: it is printed
      * (and recorded in the report as "teardown", not applied). */
     _cleanup_error_ struct kist_error *terr = NULL;
-    if (dir_made && teardown (rootfd, id, &f.o, r, &terr) < 0)
+    if (dir_made && teardown (rootfd, root, id, &f.o, r, &terr) < 0)
       kist_log_error ("%s", terr->msg);
     if (r && r->n_layers > 0)
       emit_report (&f, r, false);

@@ -47,61 +47,18 @@ parse_size (const char *flag, const char *s, int64_t *out, struct kist_error **e
       *out = -1;
       return 0;
     }
-  const char *p = s;
-  uint64_t whole = 0, frac = 0, frac_div = 1;
-  if (*p < '0' || *p > '9')
-    goto bad;
-  for (; *p >= '0' && *p <= '9'; p++)
-    {
-      if (whole > (UINT64_MAX - 9) / 10)
-        goto range;
-      whole = whole * 10 + (uint64_t) (*p - '0');
-    }
-  if (*p == '.')
-    {
-      p++;
-      if (*p < '0' || *p > '9')
-        goto bad;
-      for (; *p >= '0' && *p <= '9'; p++)
-        if (frac_div < 1000000000000ULL)
-          {
-            frac = frac * 10 + (uint64_t) (*p - '0');
-            frac_div *= 10;
-          }
-    }
-  unsigned shift = 0;
-  switch (*p)
-    {
-    case 'k': case 'K': shift = 10; p++; break;
-    case 'm': case 'M': shift = 20; p++; break;
-    case 'g': case 'G': shift = 30; p++; break;
-    case 't': case 'T': shift = 40; p++; break;
-    case 'p': case 'P': shift = 50; p++; break;
-    default: break;
-    }
-  if (shift && (*p == 'i' || *p == 'I'))
-    p++;
-  if (*p == 'b' || *p == 'B')
-    p++;
-  if (*p != '\0')
-    goto bad;
-  if (whole > ((uint64_t) INT64_MAX >> shift))
-    goto range;
-  /* The fraction of the unit, truncated to whole bytes. */
-  unsigned __int128 v = ((unsigned __int128) whole << shift)
-                        + (((unsigned __int128) frac << shift) / frac_div);
-  if (v > INT64_MAX)
-    goto range;
+  uint64_t v;
+  int r = kist_parse_size (s, true, &v);
+  if (r == -EINVAL)
+    return kist_error_make (err, EINVAL,
+                            "update: %s `%s`: expected a size in bytes with an optional unit "
+                            "(k, m, g, t, p; e.g. 512m) or -1",
+                            flag, s);
+  if (r < 0 || v > INT64_MAX)
+    return kist_error_make (err, ERANGE, "update: %s `%s`: too large (at most %" PRId64 " bytes)",
+                            flag, s, INT64_MAX);
   *out = (int64_t) v;
   return 0;
-bad:
-  return kist_error_make (err, EINVAL,
-                          "update: %s `%s`: expected a size in bytes with an optional unit "
-                          "(k, m, g, t, p; e.g. 512m) or -1",
-                          flag, s);
-range:
-  return kist_error_make (err, ERANGE, "update: %s `%s`: too large (at most %" PRId64 " bytes)",
-                          flag, s, INT64_MAX);
 }
 
 /* A whole decimal integer; min is the smallest accepted value. */

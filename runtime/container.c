@@ -205,21 +205,9 @@ resolve_rootfs (struct kist_ctx *ctx, struct kist_error **err)
 static int
 write_pid_file (const char *file, pid_t pid, struct kist_error **err)
 {
-  _cleanup_free_ char *copy = xstrdup (file);
-  char *slash = strrchr (copy, '/');
-  const char *dir = ".", *name = copy;
-  if (slash)
-    {
-      *slash = '\0';
-      dir = copy[0] ? copy : "/";
-      name = slash + 1;
-    }
-  _cleanup_close_ int dfd = open (dir, O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return kist_error_make (err, errno, "--pid-file `%s`: open its directory", file);
   char buf[32];
   int n = snprintf (buf, sizeof buf, "%d", (int) pid);
-  if (kist_write_file_atomic (dfd, name, buf, (size_t) n, 0644, err) < 0)
+  if (kist_write_file_atomic_path (file, buf, (size_t) n, 0644, err) < 0)
     return kist_error_wrap (err, "--pid-file `%s`", file);
   return 0;
 }

@@ -98,3 +98,71 @@ kist_json_gen_str_lossy (yajl_gen g, const char *s)
       yajl_gen_string (g, (const unsigned char *) c, strlen (c));
     }
 }
+
+void
+kist_jgen_check (struct kist_jgen *j, yajl_gen_status st)
+{
+  if (st != yajl_gen_status_ok)
+    j->failed = true;
+}
+
+void
+kist_jgen_str (struct kist_jgen *j, const char *s)
+{
+  kist_jgen_check (j, yajl_gen_string (j->g, (const unsigned char *) s, strlen (s)));
+}
+
+void
+kist_jgen_map_open (struct kist_jgen *j)
+{
+  kist_jgen_check (j, yajl_gen_map_open (j->g));
+}
+
+void
+kist_jgen_map_close (struct kist_jgen *j)
+{
+  kist_jgen_check (j, yajl_gen_map_close (j->g));
+}
+
+void
+kist_jgen_array_open (struct kist_jgen *j)
+{
+  kist_jgen_check (j, yajl_gen_array_open (j->g));
+}
+
+void
+kist_jgen_array_close (struct kist_jgen *j)
+{
+  kist_jgen_check (j, yajl_gen_array_close (j->g));
+}
+
+void
+kist_jgen_kstr (struct kist_jgen *j, const char *key, const char *v)
+{
+  kist_jgen_str (j, key);
+  kist_jgen_str (j, v);
+}
+
+void
+kist_jgen_kint (struct kist_jgen *j, const char *key, long long v)
+{
+  kist_jgen_str (j, key);
+  kist_jgen_check (j, yajl_gen_integer (j->g, v));
+}
+
+void
+kist_jgen_kbool (struct kist_jgen *j, const char *key, bool v)
+{
+  kist_jgen_str (j, key);
+  kist_jgen_check (j, yajl_gen_bool (j->g, v));
+}
+
+void
+kist_jgen_kstrv (struct kist_jgen *j, const char *key, const char *const *v)
+{
+  kist_jgen_str (j, key);
+  kist_jgen_array_open (j);
+  for (size_t i = 0; v && v[i]; i++)
+    kist_jgen_str (j, v[i]);
+  kist_jgen_array_close (j);
+}

@@ -33,4 +33,24 @@ yajl_val kist_json_obj_get (yajl_val obj, const char *key);
  * written as "". */
 void kist_json_gen_str_lossy (yajl_gen g, const char *s);
 
+/* A generator that remembers a failure (bad UTF-8 with a validating
+ * generator, a key/value out of place), so that a whole document can be
+ * written without checking every call: look at failed at the end. */
+struct kist_jgen
+{
+  yajl_gen g;
+  bool failed;
+};
+void kist_jgen_check (struct kist_jgen *j, yajl_gen_status st);   /* failed |= st != ok */
+void kist_jgen_str (struct kist_jgen *j, const char *s);
+void kist_jgen_map_open (struct kist_jgen *j);
+void kist_jgen_map_close (struct kist_jgen *j);
+void kist_jgen_array_open (struct kist_jgen *j);
+void kist_jgen_array_close (struct kist_jgen *j);
+/* "key": value.  kstrv: an array of the NULL-terminated v (NULL: empty). */
+void kist_jgen_kstr (struct kist_jgen *j, const char *key, const char *v);
+void kist_jgen_kint (struct kist_jgen *j, const char *key, long long v);
+void kist_jgen_kbool (struct kist_jgen *j, const char *key, bool v);
+void kist_jgen_kstrv (struct kist_jgen *j, const char *key, const char *const *v);
+
 #endif

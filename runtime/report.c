@@ -936,26 +936,12 @@ kist_report_write_path (const struct kist_report *r, const char *path, struct ki
   if (strcmp (path, "-") == 0)
     return kist_report_write_fd (r, STDOUT_FILENO, err);
 
-  const char *slash = strrchr (path, '/');
-  const char *base = slash ? slash + 1 : path;
-  _cleanup_free_ char *dir = NULL;
-  if (slash == NULL)
-    dir = xstrdup (".");
-  else if (slash == path)
-    dir = xstrdup ("/");
-  else
-    dir = strndup (path, (size_t) (slash - path));
-  if (dir == NULL)
-    abort ();
-  if (base[0] == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    return kist_error_make (err, EISDIR, "--report `%s`: expected a file name, not a directory",
-                            path);
-
-  _cleanup_close_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return kist_error_make (err, errno, "--report `%s`: open the directory `%s`", path, dir);
-  if (kist_report_write_at (r, dfd, base, 0644, err) < 0)
-    return kist_error_wrap (err, "--report `%s`", path);
+  size_t len = 0;
+  _cleanup_free_ char *json = report_json_line (r, &len);
+  if (json == NULL)
+    return kist_error_make (err, EINVAL, "report: nothing to write");
+  if (kist_write_file_atomic_path (path, json, len, 0644, err) < 0)
+    return kist_error_wrap (err, "--report `%s`: write the report", path);
   return 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include "json.h"
 #include "sandbox.h"
+#include "state.h"
 #include "util.h"
 
 #define MIB (1024ull * 1024)
@@ -66,35 +67,6 @@ kist_sandbox_new_id (void)
       rnd = (uint32_t) (ts.tv_nsec ^ ts.tv_sec);
     }
   return xasprintf ("sandbox-%d-%08x", (int) getpid (), rnd);
-}
-
-int
-kist_sandbox_parse_size (const char *s, uint64_t *out)
-{
-  if (s == NULL || *s < '0' || *s > '9')
-    return -EINVAL;
-  errno = 0;
-  char *end = NULL;
-  unsigned long long v = strtoull (s, &end, 10);
-  if (errno != 0 || end == s)
-    return -EINVAL;
-  unsigned shift = 0;
-  switch (*end)
-    {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-  if ((*end == 'b' || *end == 'B') && (shift > 0 || end[1] == '\0'))
-    end++;
-  if (*end != '\0')
-    return -EINVAL;
-  if (shift && v > (UINT64_MAX >> shift))
-    return -ERANGE;
-  *out = (uint64_t) v << shift;
-  return 0;
 }
 
 int
@@ -236,7 +208,7 @@ kist_sandbox_add_tmpfs (struct kist_sandbox_opts *o, const char *arg, struct kis
   if (colon)
     {
       *colon = '\0';
-      if (kist_sandbox_parse_size (colon + 1, &size) < 0 || size == 0)
+      if (kist_parse_size (colon + 1, false, &size) < 0 || size == 0)
         return kist_error_make (err, EINVAL,
                                 "--tmpfs `%s`: size `%s`: expected bytes with an optional k, m or "
                                 "g suffix",
@@ -324,88 +296,161 @@ merged_usr_links (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_
   return 0;
 }
 
-/* Remove dirfd/name recursively.  Never follows symlinks and never crosses
- * into another filesystem (dev: the sandbox dir's). */
-static int
-remove_tree (int dirfd, const char *name, dev_t dev, const char *where, struct kist_error **err)
+/* The sandbox dir holds a few levels of mount points; deeper is not ours. */
+#define SANDBOX_MAX_DEPTH 64
+
+/* Is parentfd/name the root of a mount (visible in our mount namespace)? */
+static bool
+is_mount_root (int parentfd, const char *name)
 {
-  struct stat st;
-  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return errno == ENOENT ? 0 : kist_error_make (err, errno, "stat %s/%s", where, name);
-  if (!S_ISDIR (st.st_mode))
-    {
-      if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
-        return kist_error_make (err, errno, "remove %s/%s", where, name);
-      return 0;
-    }
-  _cleanup_free_ char *path = xasprintf ("%s/%s", where, name);
-  if (st.st_dev != dev)
-    return kist_error_make (err, EXDEV,
-                            "%s is on another filesystem (a mount on the host?); kist does not "
-                            "remove across mounts: unmount it, then run `kist gc`",
-                            path);
-  int fd = openat (dirfd, name, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
+  struct statx stx;
+  if (statx (parentfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
+    return false;
+  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+         && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+/* What one removal of ROOT/~sandbox/ID stays within. */
+struct remove_ctx
+{
+  dev_t dev;         /* the filesystem of ROOT/~sandbox */
+  const char *top;   /* ROOT/~sandbox/ID, for the fix in messages */
+};
+
+/* Remove the directory parentfd/name (path names it in messages) and
+ * everything in it, never following a symlink (they are unlinked) and never
+ * crossing into a mount point or another filesystem (refused, naming the
+ * path).  keep: a directory of that name directly in it stays, and with it
+ * the directory itself; *kept is then the kept directory's path. */
+static int
+remove_tree_at (const struct remove_ctx *c, int parentfd, const char *name, const char *path,
+                int depth, const char *keep, char **kept, struct kist_error **err)
+{
+  if (depth > SANDBOX_MAX_DEPTH)
+    return kist_error_make (err, ELOOP,
+                            "`%s` is nested more than %d levels deep, which kist sandbox never "
+                            "makes; refusing to remove it: inspect and remove `%s` by hand",
+                            path, SANDBOX_MAX_DEPTH, c->top);
+  if (is_mount_root (parentfd, name))
+    return kist_error_make (err, EBUSY,
+                            "`%s` is a mount point; refusing to remove across it: unmount it "
+                            "(`umount %s`), then remove what is left of `%s` by hand",
+                            path, path, c->top);
+  int fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return kist_error_make (err, errno, "open %s", path);
-  DIR *d = fdopendir (fd);
+    return kist_error_make (err, errno, "open `%s`", path);
+  _cleanup_dir_ DIR *d = fdopendir (fd);
   if (d == NULL)
     {
+      int e = errno;
       close (fd);
-      return kist_error_make (err, errno, "read %s", path);
+      return kist_error_make (err, e, "read `%s`", path);
     }
-  struct dirent *de;
-  int ret = 0;
-  errno = 0;
-  while ((de = readdir (d)) != NULL)
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return kist_error_make (err, errno, "stat `%s`", path);
+  if (st.st_dev != c->dev)
+    return kist_error_make (err, EXDEV,
+                            "`%s` is on another filesystem (a mount?); refusing to remove it: "
+                            "unmount it, then remove what is left of `%s` by hand",
+                            path, c->top);
+  _cleanup_free_ char *kept_path = NULL;
+  for (;;)
     {
+      errno = 0;
+      struct dirent *de = readdir (d);
+      if (de == NULL)
+        break;
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
-      if ((ret = remove_tree (fd, de->d_name, dev, path, err)) < 0)
-        break;
-      errno = 0;
+      _cleanup_free_ char *sub = xasprintf ("%s/%s", path, de->d_name);
+      struct stat sst;
+      if (fstatat (fd, de->d_name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return kist_error_make (err, errno, "stat `%s`", sub);
+        }
+      if (S_ISDIR (sst.st_mode) && keep && strcmp (de->d_name, keep) == 0)
+        kept_path = steal_pointer (&sub);
+      else if (S_ISDIR (sst.st_mode))
+        {
+          if (remove_tree_at (c, fd, de->d_name, sub, depth + 1, NULL, NULL, err) < 0)
+            return -1;
+        }
+      else if (unlinkat (fd, de->d_name, 0) < 0 && errno != ENOENT)
+        return kist_error_make (err, errno, "remove `%s`", sub);
     }
-  closedir (d);
-  if (ret < 0)
-    return ret;
-  if (unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-    return kist_error_make (err, errno, "remove %s", path);
+  if (errno != 0)
+    return kist_error_make (err, errno, "read `%s`", path);
+  if (kept_path == NULL)
+    {
+      if (unlinkat (parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        return kist_error_make (err, errno, "remove the directory `%s`", path);
+      return 0;
+    }
+  /* Verify: nothing but the kept directory is left. */
+  rewinddir (d);
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
+        && strcmp (de->d_name, keep) != 0)
+      return kist_error_make (err, EEXIST, "`%s/%s` still exists after removing it", path,
+                              de->d_name);
+  *kept = steal_pointer (&kept_path);
   return 0;
 }
 
 int
-kist_sandbox_dir_remove (int rootfd, const char *id, bool keep_work, struct kist_error **err)
+kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool keep_work,
+                         char **kept, struct kist_error **err)
 {
-  _cleanup_close_ int sbfd
-      = openat (rootfd, KIST_SANDBOX_DIR, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
-  if (sbfd < 0)
-    return errno == ENOENT ? 0
-                           : kist_error_make (err, errno, "sandbox teardown: open ROOT/%s",
-                                              KIST_SANDBOX_DIR);
+  _cleanup_free_ char *top = xasprintf ("%s/%s", root_path, KIST_SANDBOX_DIR);
+  _cleanup_free_ char *path = xasprintf ("%s/%s", top, id);
   struct stat st;
-  if (fstat (sbfd, &st) < 0)
-    return kist_error_make (err, errno, "sandbox teardown: stat ROOT/%s", KIST_SANDBOX_DIR);
-  _cleanup_free_ char *where = xasprintf ("ROOT/%s", KIST_SANDBOX_DIR);
-  if (keep_work)
+
+  if (kept)
+    *kept = NULL;
+  if (strlen (id) > NAME_MAX)
+    return 0; /* kist sandbox ids are short: never a sandbox dir */
+  if (kist_id_validate (id, err) < 0)
+    return kist_error_wrap (err, "remove the sandbox dir under `%s`", top);
+  _cleanup_close_ int topfd
+      = openat (rootfd, KIST_SANDBOX_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (topfd < 0)
     {
-      _cleanup_close_ int idfd = openat (sbfd, id, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
-      if (idfd < 0)
-        return errno == ENOENT ? 0
-                               : kist_error_make (err, errno, "sandbox teardown: open %s/%s",
-                                                  where, id);
-      _cleanup_free_ char *idwhere = xasprintf ("%s/%s", where, id);
-      if (remove_tree (idfd, "rootfs", st.st_dev, idwhere, err) < 0)
-        return kist_error_wrap (err, "sandbox teardown");
-      if (faccessat (idfd, "rootfs", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-        return kist_error_make (err, EEXIST, "sandbox teardown: %s/rootfs is still there",
-                                idwhere);
-      return 0;
+      if (errno == ENOENT)
+        return 0;
+      return kist_error_make (err, errno, "open `%s` (not a directory or a symlink?)", top);
     }
-  if (remove_tree (sbfd, id, st.st_dev, where, err) < 0)
-    return kist_error_wrap (err, "sandbox teardown");
-  if (faccessat (sbfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-    return kist_error_make (err, EEXIST, "sandbox teardown: %s/%s is still there", where, id);
+  if (fstat (topfd, &st) < 0)
+    return kist_error_make (err, errno, "stat `%s`", top);
+  struct remove_ctx c = { .dev = st.st_dev, .top = path };
+  if (fstatat (topfd, id, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return kist_error_make (err, errno, "stat `%s`", path);
+    }
+  if (!S_ISDIR (st.st_mode))
+    return kist_error_make (err, ENOTDIR,
+                            "`%s` is not a directory (kist sandbox makes one); refusing to "
+                            "touch it: inspect and remove it by hand",
+                            path);
+  _cleanup_free_ char *k = NULL;
+  if (remove_tree_at (&c, topfd, id, path, 0, keep_work ? "work" : NULL, &k, err) < 0)
+    return -1;
+  if (k)
+    {
+      if (kept)
+        *kept = steal_pointer (&k);
+      return 1;
+    }
   /* ROOT/~sandbox itself stays (other sandboxes may be using it). */
-  return 0;
+  if (fstatat (topfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return kist_error_make (err, EEXIST, "`%s` still exists after removing it", path);
+  if (errno != ENOENT)
+    return kist_error_make (err, errno, "verify that `%s` is gone", path);
+  return 1;
 }
 
 int
@@ -488,10 +533,8 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
 
 fail:
   {
-    struct stat st;
     _cleanup_error_ struct kist_error *rerr = NULL;
-    if (fstat (sbfd, &st) == 0)
-      remove_tree (sbfd, id, st.st_dev, "ROOT/" KIST_SANDBOX_DIR, &rerr);
+    kist_sandbox_dir_remove (rootfd, root_path, id, false, NULL, &rerr);
     kist_sandbox_dir_clear (out);
     return kist_error_wrap (err, "kist sandbox");
   }
@@ -499,89 +542,21 @@ fail:
 
 /* ---------------------------------------------------------------- config */
 
-struct gen
-{
-  yajl_gen g;
-  bool failed;
-};
-
-static void
-g_ok (struct gen *g, yajl_gen_status st)
-{
-  if (st != yajl_gen_status_ok)
-    g->failed = true;
-}
-
-static void
-g_str (struct gen *g, const char *s)
-{
-  g_ok (g, yajl_gen_string (g->g, (const unsigned char *) s, strlen (s)));
-}
-
-static void
-g_key (struct gen *g, const char *k)
-{
-  g_str (g, k);
-}
-
-static void
-g_kstr (struct gen *g, const char *k, const char *v)
-{
-  g_str (g, k);
-  g_str (g, v);
-}
-
-static void
-g_kint (struct gen *g, const char *k, long long v)
-{
-  g_str (g, k);
-  g_ok (g, yajl_gen_integer (g->g, v));
-}
-
-static void
-g_kbool (struct gen *g, const char *k, bool v)
-{
-  g_str (g, k);
-  g_ok (g, yajl_gen_bool (g->g, v));
-}
-
-static void
-g_map (struct gen *g, bool open)
-{
-  g_ok (g, open ? yajl_gen_map_open (g->g) : yajl_gen_map_close (g->g));
-}
-
-static void
-g_arr (struct gen *g, bool open)
-{
-  g_ok (g, open ? yajl_gen_array_open (g->g) : yajl_gen_array_close (g->g));
-}
-
-static void
-g_strv (struct gen *g, const char *key, const char *const *v)
-{
-  g_key (g, key);
-  g_arr (g, true);
-  for (size_t i = 0; v && v[i]; i++)
-    g_str (g, v[i]);
-  g_arr (g, false);
-}
-
 /* One mount entry; options NULL-terminated. */
 static void
-g_mount (struct gen *g, const char *dest, const char *type, const char *source,
+g_mount (struct kist_jgen *g, const char *dest, const char *type, const char *source,
          const char *const *options)
 {
-  g_map (g, true);
-  g_kstr (g, "destination", dest);
-  g_kstr (g, "type", type);
-  g_kstr (g, "source", source);
-  g_strv (g, "options", options);
-  g_map (g, false);
+  kist_jgen_map_open (g);
+  kist_jgen_kstr (g, "destination", dest);
+  kist_jgen_kstr (g, "type", type);
+  kist_jgen_kstr (g, "source", source);
+  kist_jgen_kstrv (g, "options", options);
+  kist_jgen_map_close (g);
 }
 
 static void
-g_tmpfs (struct gen *g, const char *dest, const char *source, uint64_t size, uint64_t inodes,
+g_tmpfs (struct kist_jgen *g, const char *dest, const char *source, uint64_t size, uint64_t inodes,
          const char *mode)
 {
   _cleanup_free_ char *sz = xasprintf ("size=%llu", (unsigned long long) size);
@@ -593,16 +568,16 @@ g_tmpfs (struct gen *g, const char *dest, const char *source, uint64_t size, uin
 }
 
 static void
-g_idmap (struct gen *g, const char *key, uint32_t cid, uint32_t hid, uint32_t size)
+g_idmap (struct kist_jgen *g, const char *key, uint32_t cid, uint32_t hid, uint32_t size)
 {
-  g_key (g, key);
-  g_arr (g, true);
-  g_map (g, true);
-  g_kint (g, "containerID", cid);
-  g_kint (g, "hostID", hid);
-  g_kint (g, "size", size);
-  g_map (g, false);
-  g_arr (g, false);
+  kist_jgen_str (g, key);
+  kist_jgen_array_open (g);
+  kist_jgen_map_open (g);
+  kist_jgen_kint (g, "containerID", cid);
+  kist_jgen_kint (g, "hostID", hid);
+  kist_jgen_kint (g, "size", size);
+  kist_jgen_map_close (g);
+  kist_jgen_array_close (g);
 }
 
 static const char *const rlimit_names[KIST_SB_RLIMIT_COUNT] = {
@@ -612,47 +587,47 @@ static const char *const rlimit_names[KIST_SB_RLIMIT_COUNT] = {
 };
 
 static void
-g_process (struct gen *g, const struct kist_sandbox_opts *o)
+g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
 {
   static const char *const none[] = { NULL };
-  g_key (g, "process");
-  g_map (g, true);
-  g_kbool (g, "terminal", false);
-  g_key (g, "user");
-  g_map (g, true);
-  g_kint (g, "uid", o->uid);
-  g_kint (g, "gid", o->gid);
-  g_map (g, false);
-  g_strv (g, "args", (const char *const *) o->args);
-  g_strv (g, "env", (const char *const *) o->env);
-  g_kstr (g, "cwd", o->cwd ? o->cwd : o->workdir);
+  kist_jgen_str (g, "process");
+  kist_jgen_map_open (g);
+  kist_jgen_kbool (g, "terminal", false);
+  kist_jgen_str (g, "user");
+  kist_jgen_map_open (g);
+  kist_jgen_kint (g, "uid", o->uid);
+  kist_jgen_kint (g, "gid", o->gid);
+  kist_jgen_map_close (g);
+  kist_jgen_kstrv (g, "args", (const char *const *) o->args);
+  kist_jgen_kstrv (g, "env", (const char *const *) o->env);
+  kist_jgen_kstr (g, "cwd", o->cwd ? o->cwd : o->workdir);
   /* No capabilities at all: every set present and empty. */
-  g_key (g, "capabilities");
-  g_map (g, true);
-  g_strv (g, "bounding", none);
-  g_strv (g, "effective", none);
-  g_strv (g, "inheritable", none);
-  g_strv (g, "permitted", none);
-  g_strv (g, "ambient", none);
-  g_map (g, false);
-  g_key (g, "rlimits");
-  g_arr (g, true);
+  kist_jgen_str (g, "capabilities");
+  kist_jgen_map_open (g);
+  kist_jgen_kstrv (g, "bounding", none);
+  kist_jgen_kstrv (g, "effective", none);
+  kist_jgen_kstrv (g, "inheritable", none);
+  kist_jgen_kstrv (g, "permitted", none);
+  kist_jgen_kstrv (g, "ambient", none);
+  kist_jgen_map_close (g);
+  kist_jgen_str (g, "rlimits");
+  kist_jgen_array_open (g);
   for (int i = 0; i < KIST_SB_RLIMIT_COUNT; i++)
     if (o->has_rlimit[i])
       {
-        g_map (g, true);
-        g_kstr (g, "type", rlimit_names[i]);
-        g_kint (g, "hard", (long long) o->rlimit[i]);
-        g_kint (g, "soft", (long long) o->rlimit[i]);
-        g_map (g, false);
+        kist_jgen_map_open (g);
+        kist_jgen_kstr (g, "type", rlimit_names[i]);
+        kist_jgen_kint (g, "hard", (long long) o->rlimit[i]);
+        kist_jgen_kint (g, "soft", (long long) o->rlimit[i]);
+        kist_jgen_map_close (g);
       }
-  g_arr (g, false);
-  g_kbool (g, "noNewPrivileges", true);
-  g_map (g, false);
+  kist_jgen_array_close (g);
+  kist_jgen_kbool (g, "noNewPrivileges", true);
+  kist_jgen_map_close (g);
 }
 
 static void
-g_mounts (struct gen *g, const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
+g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
           bool userns)
 {
   static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
@@ -668,8 +643,8 @@ g_mounts (struct gen *g, const struct kist_sandbox_opts *o, const struct kist_sa
   static const char *const ro_opts[] = { "rbind", "rro", "rnosuid", "rnodev", NULL };
   static const char *const rw_opts[] = { "rbind", "rnosuid", "rnodev", NULL };
 
-  g_key (g, "mounts");
-  g_arr (g, true);
+  kist_jgen_str (g, "mounts");
+  kist_jgen_array_open (g);
   g_mount (g, "/proc", "proc", "proc", proc_opts);
   g_mount (g, "/dev", "tmpfs", "tmpfs", dev_opts);
   g_mount (g, "/dev/pts", "devpts", "devpts", userns ? pts_userns : pts_root);
@@ -683,40 +658,40 @@ g_mounts (struct gen *g, const struct kist_sandbox_opts *o, const struct kist_sa
     g_mount (g, o->workdir, "bind", d->work, rw_opts);
   else
     g_tmpfs (g, o->workdir, "scratch", o->scratch_size, o->scratch_inodes, "1777");
-  g_arr (g, false);
+  kist_jgen_array_close (g);
 }
 
 static void
-g_resources (struct gen *g, const struct kist_sandbox_opts *o)
+g_resources (struct kist_jgen *g, const struct kist_sandbox_opts *o)
 {
   if (!o->has_memory && !o->has_pids && !o->has_cpus)
     return;
-  g_key (g, "resources");
-  g_map (g, true);
+  kist_jgen_str (g, "resources");
+  kist_jgen_map_open (g);
   if (o->has_memory)
     {
-      g_key (g, "memory");
-      g_map (g, true);
-      g_kint (g, "limit", (long long) o->memory);
-      g_map (g, false);
+      kist_jgen_str (g, "memory");
+      kist_jgen_map_open (g);
+      kist_jgen_kint (g, "limit", (long long) o->memory);
+      kist_jgen_map_close (g);
     }
   if (o->has_cpus)
     {
-      g_key (g, "cpu");
-      g_map (g, true);
+      kist_jgen_str (g, "cpu");
+      kist_jgen_map_open (g);
       long long quota = (long long) (o->cpus * 100000.0 + 0.5);
-      g_kint (g, "quota", quota < 1000 ? 1000 : quota);
-      g_kint (g, "period", 100000);
-      g_map (g, false);
+      kist_jgen_kint (g, "quota", quota < 1000 ? 1000 : quota);
+      kist_jgen_kint (g, "period", 100000);
+      kist_jgen_map_close (g);
     }
   if (o->has_pids)
     {
-      g_key (g, "pids");
-      g_map (g, true);
-      g_kint (g, "limit", o->pids);
-      g_map (g, false);
+      kist_jgen_str (g, "pids");
+      kist_jgen_map_open (g);
+      kist_jgen_kint (g, "limit", o->pids);
+      kist_jgen_map_close (g);
     }
-  g_map (g, false);
+  kist_jgen_map_close (g);
 }
 
 char *
@@ -738,37 +713,37 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
                                     "COMMAND [ARG...])");
       return NULL;
     }
-  struct gen g = { .g = kist_json_gen_new (false, true) };
-  g_map (&g, true);
-  g_kstr (&g, "ociVersion", "1.2.0");
+  struct kist_jgen g = { .g = kist_json_gen_new (false, true) };
+  kist_jgen_map_open (&g);
+  kist_jgen_kstr (&g, "ociVersion", "1.2.0");
   g_process (&g, o);
-  g_key (&g, "root");
-  g_map (&g, true);
-  g_kstr (&g, "path", d->rootfs);
-  g_kbool (&g, "readonly", true);
-  g_map (&g, false);
-  g_kstr (&g, "hostname", o->hostname);
+  kist_jgen_str (&g, "root");
+  kist_jgen_map_open (&g);
+  kist_jgen_kstr (&g, "path", d->rootfs);
+  kist_jgen_kbool (&g, "readonly", true);
+  kist_jgen_map_close (&g);
+  kist_jgen_kstr (&g, "hostname", o->hostname);
   g_mounts (&g, o, d, userns);
-  g_key (&g, "annotations");
-  g_map (&g, true);
-  g_kstr (&g, "run.kist.seccomp.profile", o->seccomp);
-  g_kstr (&g, "run.kist.sandbox", "1");
-  g_map (&g, false);
+  kist_jgen_str (&g, "annotations");
+  kist_jgen_map_open (&g);
+  kist_jgen_kstr (&g, "run.kist.seccomp.profile", o->seccomp);
+  kist_jgen_kstr (&g, "run.kist.sandbox", "1");
+  kist_jgen_map_close (&g);
 
-  g_key (&g, "linux");
-  g_map (&g, true);
-  g_key (&g, "namespaces");
-  g_arr (&g, true);
+  kist_jgen_str (&g, "linux");
+  kist_jgen_map_open (&g);
+  kist_jgen_str (&g, "namespaces");
+  kist_jgen_array_open (&g);
   const char *ns[] = { "pid", "mount", "ipc", "uts", "cgroup", o->net_host ? NULL : "network",
                        userns ? "user" : NULL };
   for (size_t i = 0; i < KIST_ARRAY_SIZE (ns); i++)
     if (ns[i])
       {
-        g_map (&g, true);
-        g_kstr (&g, "type", ns[i]);
-        g_map (&g, false);
+        kist_jgen_map_open (&g);
+        kist_jgen_kstr (&g, "type", ns[i]);
+        kist_jgen_map_close (&g);
       }
-  g_arr (&g, false);
+  kist_jgen_array_close (&g);
   if (rootless)
     {
       /* Only the caller exists in the namespace, seen as the inside uid/gid. */
@@ -781,10 +756,10 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
       g_idmap (&g, "gidMappings", 0, 100000, 65536);
     }
   g_resources (&g, o);
-  g_strv (&g, "maskedPaths", masked);
-  g_strv (&g, "readonlyPaths", readonly);
-  g_map (&g, false);
-  g_map (&g, false);
+  kist_jgen_kstrv (&g, "maskedPaths", masked);
+  kist_jgen_kstrv (&g, "readonlyPaths", readonly);
+  kist_jgen_map_close (&g);
+  kist_jgen_map_close (&g);
 
   if (g.failed)
     {

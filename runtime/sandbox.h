@@ -81,9 +81,8 @@ void kist_sandbox_opts_clear (struct kist_sandbox_opts *o);
 /* "sandbox-<pid>-<8 random hex digits>", newly allocated. */
 char *kist_sandbox_new_id (void);
 
-/* SIZE: a number of bytes with an optional k/m/g/t suffix (powers of 1024,
- * either case, an optional trailing 'b'): "32M", "256m", "1g", "4096". */
-int kist_sandbox_parse_size (const char *s, uint64_t *out);
+/* SIZE arguments are parsed by kist_parse_size (util.h), without runc_syntax. */
+
 /* DURATION: a decimal number with an optional unit ms, s, m or h (default
  * s): "1.5s", "500ms", "2m", "1".  Result in milliseconds, > 0. */
 int kist_sandbox_parse_duration (const char *s, int64_t *ms);
@@ -118,9 +117,17 @@ int kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
                              const struct kist_sandbox_opts *o, struct kist_sandbox_dir *out,
                              struct kist_error **err);
 
-/* Remove ROOT/~sandbox/ID (keep_work: everything but its work dir), never
- * crossing into another filesystem, and verify it is gone. */
-int kist_sandbox_dir_remove (int rootfd, const char *id, bool keep_work, struct kist_error **err);
+/* Remove ROOT/~sandbox/ID and everything in it, and verify it is gone.
+ * Never follows a symlink (they are unlinked) and never crosses into a
+ * mount point or another filesystem: those, a non-directory ROOT/~sandbox/ID
+ * and a tree deeper than kist makes are refused with an error naming the
+ * path.  keep_work: a `work` directory in it (the scratch dir of --keep)
+ * stays, and with it ROOT/~sandbox/ID; *kept (when kept is not NULL) is then
+ * its path, newly allocated, else NULL.  root_path is the resolved state
+ * root of rootfd (for messages).  Returns 1 when the directory was there
+ * (removed, or all but the work dir), 0 when it was not, negative with *err. */
+int kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool keep_work,
+                             char **kept, struct kist_error **err);
 
 /* The config.json of the sandbox (compact JSON, newly allocated).  euid/egid:
  * the caller's; non-zero euid gets a user namespace mapping o->uid/o->gid to

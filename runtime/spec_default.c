@@ -9,149 +9,75 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "json.h"
 #include "spec.h"
 #include "util.h"
 
-struct gen
-{
-  yajl_gen g;
-  bool failed;
-};
-
 static void
-g_check (struct gen *g, yajl_gen_status st)
-{
-  if (st != yajl_gen_status_ok)
-    g->failed = true;
-}
-
-static void
-g_str (struct gen *g, const char *s)
-{
-  g_check (g, yajl_gen_string (g->g, (const unsigned char *) s, strlen (s)));
-}
-
-static void
-g_key_str (struct gen *g, const char *k, const char *v)
-{
-  g_str (g, k);
-  g_str (g, v);
-}
-
-static void
-g_key_bool (struct gen *g, const char *k, bool v)
-{
-  g_str (g, k);
-  g_check (g, yajl_gen_bool (g->g, v));
-}
-
-static void
-g_key_int (struct gen *g, const char *k, long long v)
-{
-  g_str (g, k);
-  g_check (g, yajl_gen_integer (g->g, v));
-}
-
-static void
-g_open_map (struct gen *g)
-{
-  g_check (g, yajl_gen_map_open (g->g));
-}
-
-static void
-g_close_map (struct gen *g)
-{
-  g_check (g, yajl_gen_map_close (g->g));
-}
-
-static void
-g_open_array (struct gen *g)
-{
-  g_check (g, yajl_gen_array_open (g->g));
-}
-
-static void
-g_close_array (struct gen *g)
-{
-  g_check (g, yajl_gen_array_close (g->g));
-}
-
-/* "key": [strings...] with a NULL-terminated list. */
-static void
-g_key_strv (struct gen *g, const char *k, const char *const *v)
-{
-  g_str (g, k);
-  g_open_array (g);
-  for (; *v; v++)
-    g_str (g, *v);
-  g_close_array (g);
-}
-
-static void
-g_mount (struct gen *g, const char *dest, const char *type, const char *source,
+g_mount (struct kist_jgen *g, const char *dest, const char *type, const char *source,
          const char *const *options)
 {
-  g_open_map (g);
-  g_key_str (g, "destination", dest);
-  g_key_str (g, "type", type);
-  g_key_str (g, "source", source);
+  kist_jgen_map_open (g);
+  kist_jgen_kstr (g, "destination", dest);
+  kist_jgen_kstr (g, "type", type);
+  kist_jgen_kstr (g, "source", source);
   if (options)
-    g_key_strv (g, "options", options);
-  g_close_map (g);
+    kist_jgen_kstrv (g, "options", options);
+  kist_jgen_map_close (g);
 }
 
 static void
-g_idmap (struct gen *g, const char *k, unsigned host_id)
+g_idmap (struct kist_jgen *g, const char *k, unsigned host_id)
 {
-  g_str (g, k);
-  g_open_array (g);
-  g_open_map (g);
-  g_key_int (g, "containerID", 0);
-  g_key_int (g, "hostID", host_id);
-  g_key_int (g, "size", 1);
-  g_close_map (g);
-  g_close_array (g);
+  kist_jgen_str (g, k);
+  kist_jgen_array_open (g);
+  kist_jgen_map_open (g);
+  kist_jgen_kint (g, "containerID", 0);
+  kist_jgen_kint (g, "hostID", host_id);
+  kist_jgen_kint (g, "size", 1);
+  kist_jgen_map_close (g);
+  kist_jgen_array_close (g);
 }
 
 static void
-g_process (struct gen *g)
+g_process (struct kist_jgen *g)
 {
   static const char *const args[] = { "sh", NULL };
   static const char *const env[]
       = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", NULL };
   static const char *const caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
 
-  g_str (g, "process");
-  g_open_map (g);
-  g_key_bool (g, "terminal", false);
-  g_str (g, "user");
-  g_open_map (g);
-  g_key_int (g, "uid", 0);
-  g_key_int (g, "gid", 0);
-  g_close_map (g);
-  g_key_strv (g, "args", args);
-  g_key_strv (g, "env", env);
-  g_key_str (g, "cwd", "/");
-  g_str (g, "capabilities");
-  g_open_map (g);
-  g_key_strv (g, "bounding", caps);
-  g_key_strv (g, "effective", caps);
-  g_key_strv (g, "permitted", caps);
-  g_close_map (g);
-  g_str (g, "rlimits");
-  g_open_array (g);
-  g_open_map (g);
-  g_key_str (g, "type", "RLIMIT_NOFILE");
-  g_key_int (g, "hard", 1024);
-  g_key_int (g, "soft", 1024);
-  g_close_map (g);
-  g_close_array (g);
-  g_key_bool (g, "noNewPrivileges", true);
-  g_close_map (g);
+  kist_jgen_str (g, "process");
+  kist_jgen_map_open (g);
+  kist_jgen_kbool (g, "terminal", false);
+  kist_jgen_str (g, "user");
+  kist_jgen_map_open (g);
+  kist_jgen_kint (g, "uid", 0);
+  kist_jgen_kint (g, "gid", 0);
+  kist_jgen_map_close (g);
+  kist_jgen_kstrv (g, "args", args);
+  kist_jgen_kstrv (g, "env", env);
+  kist_jgen_kstr (g, "cwd", "/");
+  kist_jgen_str (g, "capabilities");
+  kist_jgen_map_open (g);
+  kist_jgen_kstrv (g, "bounding", caps);
+  kist_jgen_kstrv (g, "effective", caps);
+  kist_jgen_kstrv (g, "permitted", caps);
+  kist_jgen_map_close (g);
+  kist_jgen_str (g, "rlimits");
+  kist_jgen_array_open (g);
+  kist_jgen_map_open (g);
+  kist_jgen_kstr (g, "type", "RLIMIT_NOFILE");
+  kist_jgen_kint (g, "hard", 1024);
+  kist_jgen_kint (g, "soft", 1024);
+  kist_jgen_map_close (g);
+  kist_jgen_array_close (g);
+  kist_jgen_kbool (g, "noNewPrivileges", true);
+  kist_jgen_map_close (g);
 }
 
 static void
-g_mounts (struct gen *g, bool rootless)
+g_mounts (struct kist_jgen *g, bool rootless)
 {
   static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
   static const char *const pts[]
@@ -166,8 +92,8 @@ g_mounts (struct gen *g, bool rootless)
   static const char *const sys[] = { "nosuid", "noexec", "nodev", "ro", NULL };
   static const char *const cgroup[] = { "nosuid", "noexec", "nodev", "relatime", "ro", NULL };
 
-  g_str (g, "mounts");
-  g_open_array (g);
+  kist_jgen_str (g, "mounts");
+  kist_jgen_array_open (g);
   g_mount (g, "/proc", "proc", "proc", NULL);
   g_mount (g, "/dev", "tmpfs", "tmpfs", dev);
   g_mount (g, "/dev/pts", "devpts", "devpts", rootless ? pts_rootless : pts);
@@ -175,11 +101,11 @@ g_mounts (struct gen *g, bool rootless)
   g_mount (g, "/dev/mqueue", "mqueue", "mqueue", mqueue);
   g_mount (g, "/sys", "sysfs", "sysfs", sys);
   g_mount (g, "/sys/fs/cgroup", "cgroup2", "cgroup", cgroup);
-  g_close_array (g);
+  kist_jgen_array_close (g);
 }
 
 static void
-g_linux (struct gen *g, bool rootless)
+g_linux (struct kist_jgen *g, bool rootless)
 {
   static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
   static const char *const masked[]
@@ -189,60 +115,60 @@ g_linux (struct gen *g, bool rootless)
   static const char *const readonly[]
       = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL };
 
-  g_str (g, "linux");
-  g_open_map (g);
+  kist_jgen_str (g, "linux");
+  kist_jgen_map_open (g);
   if (rootless)
     {
       g_idmap (g, "uidMappings", (unsigned) geteuid ());
       g_idmap (g, "gidMappings", (unsigned) getegid ());
     }
-  g_str (g, "namespaces");
-  g_open_array (g);
+  kist_jgen_str (g, "namespaces");
+  kist_jgen_array_open (g);
   for (const char *const *n = ns; *n; n++)
     {
-      g_open_map (g);
-      g_key_str (g, "type", *n);
-      g_close_map (g);
+      kist_jgen_map_open (g);
+      kist_jgen_kstr (g, "type", *n);
+      kist_jgen_map_close (g);
     }
   if (rootless)
     {
-      g_open_map (g);
-      g_key_str (g, "type", "user");
-      g_close_map (g);
+      kist_jgen_map_open (g);
+      kist_jgen_kstr (g, "type", "user");
+      kist_jgen_map_close (g);
     }
-  g_close_array (g);
-  g_key_strv (g, "maskedPaths", masked);
-  g_key_strv (g, "readonlyPaths", readonly);
-  g_close_map (g);
+  kist_jgen_array_close (g);
+  kist_jgen_kstrv (g, "maskedPaths", masked);
+  kist_jgen_kstrv (g, "readonlyPaths", readonly);
+  kist_jgen_map_close (g);
 }
 
 char *
 kist_spec_default_json (bool rootless)
 {
-  struct gen g = { .g = yajl_gen_alloc (NULL) };
+  struct kist_jgen g = { .g = yajl_gen_alloc (NULL) };
   if (g.g == NULL)
     return NULL;
   yajl_gen_config (g.g, yajl_gen_beautify, 1);
   yajl_gen_config (g.g, yajl_gen_indent_string, "  ");
 
-  g_open_map (&g);
-  g_key_str (&g, "ociVersion", "1.2.0");
+  kist_jgen_map_open (&g);
+  kist_jgen_kstr (&g, "ociVersion", "1.2.0");
   g_process (&g);
-  g_str (&g, "root");
-  g_open_map (&g);
-  g_key_str (&g, "path", "rootfs");
-  g_key_bool (&g, "readonly", true);
-  g_close_map (&g);
-  g_key_str (&g, "hostname", "kist");
+  kist_jgen_str (&g, "root");
+  kist_jgen_map_open (&g);
+  kist_jgen_kstr (&g, "path", "rootfs");
+  kist_jgen_kbool (&g, "readonly", true);
+  kist_jgen_map_close (&g);
+  kist_jgen_kstr (&g, "hostname", "kist");
   g_mounts (&g, rootless);
   g_linux (&g, rootless);
   /* The built-in seccomp allowlist (seccomp-profiles/default.json, see
    * kist-seccomp-profile(5)); an inline linux.seccomp would win over it. */
-  g_str (&g, "annotations");
-  g_open_map (&g);
-  g_key_str (&g, "run.kist.seccomp.profile", "default");
-  g_close_map (&g);
-  g_close_map (&g);
+  kist_jgen_str (&g, "annotations");
+  kist_jgen_map_open (&g);
+  kist_jgen_kstr (&g, "run.kist.seccomp.profile", "default");
+  kist_jgen_map_close (&g);
+  kist_jgen_map_close (&g);
 
   char *out = NULL;
   const unsigned char *buf = NULL;

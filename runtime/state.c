@@ -85,15 +85,6 @@ id_for_message (const char *id)
   return out;
 }
 
-static void
-closedirp (DIR **d)
-{
-  if (*d)
-    closedir (*d);
-  *d = NULL;
-}
-#define _cleanup_dir_ __attribute__ ((cleanup (closedirp)))
-
 /* ---- ids ------------------------------------------------------------------ */
 
 int

@@ -41,6 +41,14 @@ kist_fclosep (FILE **f)
 }
 
 void
+kist_closedirp (DIR **d)
+{
+  if (*d)
+    closedir (*d);
+  *d = NULL;
+}
+
+void
 kist_strv_free (char **v)
 {
   if (v == NULL)
@@ -242,6 +250,23 @@ kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t le
 }
 
 int
+kist_write_file_atomic_path (const char *path, const void *data, size_t len, mode_t mode,
+                             struct kist_error **err)
+{
+  const char *slash = strrchr (path, '/');
+  const char *base = slash ? slash + 1 : path;
+  _cleanup_free_ char *dir = slash == NULL    ? xstrdup (".")
+                             : slash == path ? xstrdup ("/")
+                                             : xasprintf ("%.*s", (int) (slash - path), path);
+  if (base[0] == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
+    return kist_error_make (err, EISDIR, "`%s` names a directory, not a file", path);
+  _cleanup_close_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return kist_error_make (err, errno, "open the directory `%s`", dir);
+  return kist_write_file_atomic (dfd, base, data, len, mode, err);
+}
+
+int
 kist_parse_u64 (const char *s, uint64_t *out)
 {
   if (s == NULL || *s < '0' || *s > '9')
@@ -252,6 +277,60 @@ kist_parse_u64 (const char *s, uint64_t *out)
   if (errno || end == s || *end != '\0')
     return -EINVAL;
   *out = v;
+  return 0;
+}
+
+int
+kist_parse_size (const char *s, bool runc_syntax, uint64_t *out)
+{
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  const char *p = s;
+  uint64_t whole = 0, frac = 0, frac_div = 1;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      unsigned digit = (unsigned) (*p - '0');
+      if (whole > (UINT64_MAX - digit) / 10)
+        return -ERANGE;
+      whole = whole * 10 + digit;
+    }
+  if (runc_syntax && *p == '.')
+    {
+      p++;
+      if (*p < '0' || *p > '9')
+        return -EINVAL;
+      for (; *p >= '0' && *p <= '9'; p++)
+        if (frac_div < 1000000000000ULL)
+          {
+            frac = frac * 10 + (uint64_t) (*p - '0');
+            frac_div *= 10;
+          }
+    }
+  unsigned shift = 0;
+  switch (*p)
+    {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    case 'p': case 'P': shift = runc_syntax ? 50 : 0; break;
+    default: break;
+    }
+  if (shift)
+    p++;
+  if (shift && runc_syntax && (*p == 'i' || *p == 'I'))
+    p++;
+  if (*p == 'b' || *p == 'B')
+    p++;
+  if (*p != '\0')
+    return -EINVAL;
+  if (whole > (UINT64_MAX >> shift))
+    return -ERANGE;
+  unsigned __int128 v = ((unsigned __int128) whole << shift)
+                        + (((unsigned __int128) frac << shift) / frac_div);
+  if (v > UINT64_MAX)
+    return -ERANGE;
+  *out = (uint64_t) v;
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #ifndef KIST_UTIL_H
 #define KIST_UTIL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,10 +17,12 @@
 void kist_freep (void *p);          /* free(*(void **)p) */
 void kist_closep (int *fd);         /* close(*fd) if >= 0 */
 void kist_fclosep (FILE **f);
+void kist_closedirp (DIR **d);      /* closedir(*d) if set */
 void kist_strvfreep (char ***v);    /* NULL-terminated string vector */
 #define _cleanup_free_ __attribute__ ((cleanup (kist_freep)))
 #define _cleanup_close_ __attribute__ ((cleanup (kist_closep)))
 #define _cleanup_fclose_ __attribute__ ((cleanup (kist_fclosep)))
+#define _cleanup_dir_ __attribute__ ((cleanup (kist_closedirp)))
 #define _cleanup_strv_ __attribute__ ((cleanup (kist_strvfreep)))
 
 /* Hand over ownership: returns *pp and sets *pp to NULL. */
@@ -63,6 +66,12 @@ int kist_write_file_at (int dirfd, const char *path, const void *data, size_t le
 int kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t len,
                             mode_t mode, struct kist_error **err);
 
+/* The same for a path (relative to the cwd): its directory is opened and
+ * the file replaced there.  A path that names a directory (ending in `/`,
+ * `.` or `..`) is refused (EISDIR). */
+int kist_write_file_atomic_path (const char *path, const void *data, size_t len, mode_t mode,
+                                 struct kist_error **err);
+
 /* write()/read() loops that retry on EINTR and short writes.  Return 0 or -errno. */
 int kist_write_all (int fd, const void *buf, size_t len);
 ssize_t kist_read_all (int fd, void *buf, size_t len);
@@ -70,6 +79,14 @@ ssize_t kist_read_all (int fd, void *buf, size_t len);
 /* Parse a decimal unsigned integer that fills the whole string. */
 int kist_parse_u64 (const char *s, uint64_t *out);
 int kist_parse_int (const char *s, int *out);
+
+/* SIZE: decimal digits with an optional binary unit k, m, g, t (powers of
+ * 1024, either case) and an optional trailing b: "32M", "256mb", "4096".
+ * runc_syntax: also a fraction of the unit (truncated to whole bytes), the
+ * unit p and an i after the unit ("1.5g", "512MiB"), as runc update takes
+ * them (docker/go-units RAMInBytes).  Returns 0, -EINVAL (not a size) or
+ * -ERANGE (more than UINT64_MAX bytes). */
+int kist_parse_size (const char *s, bool runc_syntax, uint64_t *out);
 
 /* Trim trailing whitespace/newlines in place, returns s. */
 char *kist_rstrip (char *s);
