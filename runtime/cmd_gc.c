@@ -80,7 +80,9 @@ collect (int rootfd, const char *root, const struct kist_state *st, struct gc_en
   if (st->cgroup_path)
     {
       struct stat sb;
-      const char *cg = st->cgroup_created ? st->cgroup_created : st->cgroup_path;
+      /* The container's own scope; a parent kist created may still hold
+       * other containers' scopes, and then it stays. */
+      const char *cg = st->cgroup_path;
       if (lstat (cg, &sb) == 0)
         {
           kist_error_make (&err, EEXIST, "the cgroup `%s` still exists after delete", cg);

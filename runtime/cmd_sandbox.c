@@ -20,6 +20,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "util.h"
+#include "workspace.h"
 
 #define DEFAULT_DEADLINE_SECS (24 * 3600)
 
@@ -84,7 +85,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_ROOTFS = 256, O_RO, O_RW, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_REPORT,
-    O_REPORTFD, O_REPORTFMT, O_DEGRADE
+    O_REPORTFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -95,6 +96,8 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "scratch-size", required_argument, NULL, O_SCRATCH_SIZE },
     { "scratch-inodes", required_argument, NULL, O_SCRATCH_INODES },
     { "keep", no_argument, NULL, O_KEEP },
+    { "workspace", required_argument, NULL, O_WORKSPACE },
+    { "commit", required_argument, NULL, O_COMMIT },
     { "setenv", required_argument, NULL, O_SETENV },
     { "env-file", required_argument, NULL, O_ENVFILE },
     { "uid", required_argument, NULL, O_UID },
@@ -156,6 +159,23 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--scratch-inodes `%s`: expected a number > 0", optarg);
         break;
       case O_KEEP: o->keep = true; break;
+      case O_WORKSPACE:
+        free (o->workspace);
+        if (kist_workspace_resolve (optarg, &o->workspace, err) < 0)
+          {
+            (*err)->status = KIST_EXIT_FAILURE;
+            return -1;
+          }
+        break;
+      case O_COMMIT:
+        {
+          enum kist_workspace_commit cm;
+          if (kist_workspace_parse_commit (optarg, &cm) < 0)
+            return usage_error (err, "--commit `%s`: expected on-success, always or never",
+                                optarg);
+          o->commit = (int) cm;
+          break;
+        }
       case O_SETENV:
         if (kist_sandbox_env_add (o, optarg, "--setenv", err) < 0)
           return -1;
@@ -375,15 +395,98 @@ wait_until (pid_t pid, int64_t deadline_ms, struct kist_error **err)
     }
 }
 
+/* --workspace, after the sandbox is gone (no process, no mount namespace:
+ * the upper dir is stable): merge the upper dir into DIR or drop it, and
+ * record "workspace".  ran: the command was started. */
+static int
+workspace_finish (int rootfd, const char *root, const char *id, const struct kist_sandbox_opts *o,
+                  const struct kist_sandbox_dir *d, bool ran, int status, bool timed_out,
+                  struct kist_report *r, const struct kist_globals *g, struct kist_error **err)
+{
+  _cleanup_free_ char *sb_path = xasprintf ("%s/%s/%s", root, KIST_SANDBOX_DIR, id);
+  _cleanup_free_ char *rel = xasprintf ("%s/%s", KIST_SANDBOX_DIR, id);
+  _cleanup_close_ int sbfd = openat (rootfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sbfd < 0)
+    return kist_error_make (err, errno, "--workspace: open the sandbox dir `%s`", sb_path);
+  enum kist_workspace_commit cm = (enum kist_workspace_commit) o->commit;
+  _cleanup_free_ char *why = NULL;
+  if (!ran)
+    why = xstrdup ("discarded (the command did not run)");
+  else if (kist_workspace_should_commit (cm, status, timed_out))
+    {
+      struct kist_workspace_stats st;
+      _cleanup_error_ struct kist_error *e = NULL;
+      int rc = kist_workspace_commit (sbfd, sb_path, o->workspace, geteuid () == 0, &st, &e);
+      if (rc < 0)
+        {
+          if (r)
+            {
+              _cleanup_error_ struct kist_error *ignored = NULL;
+              kist_report_failed (r, "workspace", o->workspace, e->errnum, &ignored, "%s",
+                                  e->msg);
+            }
+          kist_workspace_stats_clear (&st);
+          int en = e->errnum;
+          kist_workspace_remove (sbfd, sb_path, NULL);
+          return kist_error_make (err, en, "%s", e->msg);
+        }
+      if (r)
+        {
+          _cleanup_free_ char *sk = st.skipped ? xasprintf ("; %lu skipped (special files or "
+                                                            "mount points, first: %s)",
+                                                            st.skipped, st.first_skipped)
+                                               : xstrdup ("");
+          kist_report_applied (r, "workspace", o->workspace, "committed %lu files, %lu deletions%s",
+                               st.files, st.deletions, sk);
+        }
+      if (st.skipped)
+        kist_log_warn ("--workspace `%s`: %lu entries not committed (special files or mount "
+                       "points), first: %s",
+                       o->workspace, st.skipped, st.first_skipped);
+      kist_workspace_stats_clear (&st);
+    }
+  else if (timed_out)
+    why = xstrdup ("discarded (timeout)");
+  else if (cm == KIST_COMMIT_NEVER)
+    why = xasprintf ("discarded (--commit never, exit %d)", status);
+  else
+    why = xasprintf ("discarded (exit %d)", status);
+  if (why)
+    {
+      if (r)
+        kist_report_applied (r, "workspace", o->workspace, "%s", why);
+      if (g->debug)
+        dprintf (STDERR_FILENO, "kist: --workspace %s: changes %s\n", o->workspace, why);
+    }
+  if (kist_workspace_remove (sbfd, sb_path, err) < 0)
+    return kist_error_wrap (err, "--workspace");
+  return 0;
+}
+
 /* Teardown: delete --force (kills whatever is left, removes the cgroup scope
- * and the state dir, verified), then the sandbox directory.  Recorded in the
- * report as "teardown". */
+ * and the state dir, verified), the --workspace commit or discard, then the
+ * sandbox directory.  Recorded in the report as "teardown". */
 static int
 teardown (int rootfd, const char *root, const char *id, const struct kist_sandbox_opts *o,
-          struct kist_report *r, struct kist_error **err)
+          const struct kist_sandbox_dir *d, bool ran, int *status, bool timed_out,
+          struct kist_report *r, const struct kist_globals *g, struct kist_error **err)
 {
-  _cleanup_error_ struct kist_error *e1 = NULL, *e2 = NULL;
+  _cleanup_error_ struct kist_error *e1 = NULL, *e2 = NULL, *e3 = NULL;
   bool deleted = kist_container_delete (rootfd, id, true, &e1) == 0;
+  /* Only once every process is gone is the upper dir stable. */
+  if (d->upper && deleted
+      && workspace_finish (rootfd, root, id, o, d, ran, *status, timed_out, r, g, &e3) < 0)
+    {
+      kist_log_error ("%s", e3->msg);
+      if (*status == 0)
+        *status = KIST_EXIT_FAILURE;   /* a harness must see that the commit failed */
+    }
+  else if (d->upper && !deleted && r)
+    {
+      _cleanup_error_ struct kist_error *ignored = NULL;
+      kist_report_failed (r, "workspace", o->workspace, EBUSY, &ignored,
+                          "discarded (the sandbox could not be torn down)");
+    }
   bool removed = kist_sandbox_dir_remove (rootfd, root, id, o->keep, NULL, &e2) >= 0;
   if (!removed)
     kist_error_wrap (&e2, "sandbox teardown");
@@ -393,7 +496,7 @@ teardown (int rootfd, const char *root, const char *id, const struct kist_sandbo
         kist_report_applied (r, "teardown", NULL,
                              "processes killed, cgroup scope and state dir removed (delete "
                              "--force, verified); sandbox dir %s, verified gone",
-                             o->keep ? "root removed, work dir kept" : "removed");
+                             d->work ? "root removed, work dir kept" : "removed");
       else
         {
           _cleanup_error_ struct kist_error *ignored = NULL;
@@ -419,7 +522,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   _cleanup_close_ int rootfd = -1;
   _cleanup_report_ struct kist_report *r = NULL;
   struct kist_sandbox_dir dir = { 0 };
-  bool dir_made = false;
+  bool dir_made = false, ran = false, timed_out = false;
   size_t config_len = 0;
 
   int first = parse_flags (argc, argv, &f, err);
@@ -449,6 +552,13 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   pid_t pid = 0;
   if (kist_create (g, &co, &pid, &r, err) < 0)
     {
+      if (f.o.workspace && *err && strstr ((*err)->msg, "overlay") != NULL)
+        kist_error_wrap (err, "--workspace `%s` (the overlay at %s%s)", f.o.workspace,
+                         f.o.workdir,
+                         geteuid () != 0 ? "; an overlay in a user namespace needs Linux >= 5.11 "
+                                           "(userxattr) and a state root filesystem with user "
+                                           "xattrs"
+                                         : "");
       emit_report (&f, r, true);
       status = kist_error_exit_status (*err);
       goto teardown;
@@ -463,6 +573,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
       goto teardown;
     }
   emit_report (&f, r, false);
+  ran = true;
 
   int64_t deadline = f.timeout_ms ? start_ms + f.timeout_ms : 0;
   status = wait_until (pid, deadline, err);
@@ -479,6 +590,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
                "kist: sandbox timed out after %gs (--timeout %s): every process was killed\n",
                (double) f.timeout_ms / 1000.0, f.timeout_arg);
       status = KIST_EXIT_TIMEOUT;
+      timed_out = true;
     }
   else if (status < 0)
     status = KIST_EXIT_FAILURE;
@@ -493,11 +605,11 @@ teardown:
     /* A failure here does not change the command's status: it is printed
      * (and recorded in the report as "teardown", not applied). */
     _cleanup_error_ struct kist_error *terr = NULL;
-    if (dir_made && teardown (rootfd, root, id, &f.o, r, &terr) < 0)
+    if (dir_made && teardown (rootfd, root, id, &f.o, &dir, ran, &status, timed_out, r, g, &terr) < 0)
       kist_log_error ("%s", terr->msg);
     if (r && r->n_layers > 0)
       emit_report (&f, r, false);
-    if (dir_made && f.o.keep && dir.work)
+    if (dir_made && dir.work)
       dprintf (STDERR_FILENO, "kist: sandbox work dir kept at %s\n", dir.work);
   }
 

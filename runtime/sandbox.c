@@ -19,6 +19,7 @@
 #include "sandbox.h"
 #include "state.h"
 #include "util.h"
+#include "workspace.h"
 
 #define MIB (1024ull * 1024)
 
@@ -49,6 +50,7 @@ kist_sandbox_opts_clear (struct kist_sandbox_opts *o)
     free (o->tmpfs[i].dest);
   free (o->tmpfs);
   free (o->workdir);
+  free (o->workspace);
   kist_strv_free (o->env);
   free (o->cwd);
   free (o->hostname);
@@ -232,6 +234,8 @@ kist_sandbox_dir_clear (struct kist_sandbox_dir *d)
   free (d->path);
   free (d->rootfs);
   free (d->work);
+  free (d->upper);
+  free (d->ovl_work);
   memset (d, 0, sizeof *d);
 }
 
@@ -436,6 +440,14 @@ kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool
                             "`%s` is not a directory (kist sandbox makes one); refusing to "
                             "touch it: inspect and remove it by hand",
                             path);
+  {
+    /* The overlay dirs of --workspace may be deeper than kist makes. */
+    _cleanup_close_ int idfd = openat (topfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (idfd < 0)
+      return kist_error_make (err, errno, "open `%s`", path);
+    if (kist_workspace_remove (idfd, path, err) < 0)
+      return kist_error_wrap (err, "remove `%s`", path);
+  }
   _cleanup_free_ char *k = NULL;
   if (remove_tree_at (&c, topfd, id, path, 0, keep_work ? "work" : NULL, &k, err) < 0)
     return -1;
@@ -494,7 +506,8 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
         goto fail;
       out->rootfs = xasprintf ("%s/rootfs", path);
     }
-  if (o->keep)
+  /* With --workspace the workdir is the overlay: no scratch dir to keep. */
+  if (o->keep && !o->workspace)
     {
       if (mkdirat (idfd, "work", 0700) < 0)
         {
@@ -527,6 +540,13 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
           goto fail;
         }
       out->work = xasprintf ("%s/work", path);
+    }
+  if (o->workspace)
+    {
+      if (kist_workspace_prepare (idfd, path, o->workspace, err) < 0)
+        goto fail;
+      out->upper = xasprintf ("%s/%s", path, KIST_WORKSPACE_UPPER);
+      out->ovl_work = xasprintf ("%s/%s", path, KIST_WORKSPACE_WORK);
     }
   out->path = steal_pointer (&path);
   return 0;
@@ -654,7 +674,18 @@ g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct k
     g_mount (g, o->binds[i].dest, "bind", o->binds[i].src, o->binds[i].rw ? rw_opts : ro_opts);
   for (size_t i = 0; i < o->n_tmpfs; i++)
     g_tmpfs (g, o->tmpfs[i].dest, "tmpfs", o->tmpfs[i].size, 0, "1777");
-  if (d->work)
+  if (d->upper)
+    {
+      /* --workspace: DIR is the lower layer, never written by the sandbox.
+       * In a user namespace the overlay keeps its metadata in user.* xattrs. */
+      _cleanup_free_ char *lower = xasprintf ("lowerdir=%s", o->workspace);
+      _cleanup_free_ char *upper = xasprintf ("upperdir=%s", d->upper);
+      _cleanup_free_ char *work = xasprintf ("workdir=%s", d->ovl_work);
+      const char *ovl_opts[] = { "nosuid", "nodev", lower, upper, work,
+                                 userns ? "userxattr" : NULL, NULL };
+      g_mount (g, o->workdir, "overlay", "overlay", ovl_opts);
+    }
+  else if (d->work)
     g_mount (g, o->workdir, "bind", d->work, rw_opts);
   else
     g_tmpfs (g, o->workdir, "scratch", o->scratch_size, o->scratch_inodes, "1777");

@@ -6,6 +6,8 @@
  *   ROOT/~sandbox/ID/         the bundle of one sandbox (mode 0700)
  *   ROOT/~sandbox/ID/rootfs   the empty root kist makes without --rootfs (0755)
  *   ROOT/~sandbox/ID/work     the scratch dir with --keep (kept afterwards)
+ *   ROOT/~sandbox/ID/upper    --workspace: the overlay's upper dir (workspace.h)
+ *   ROOT/~sandbox/ID/ovl-work --workspace: the overlay's work dir
  *
  * The root dir only ever holds mount points and the merged-usr symlinks: the
  * mounts themselves live in the sandbox's mount namespace and are gone with
@@ -57,6 +59,9 @@ struct kist_sandbox_opts
   uint64_t scratch_size;             /* bytes, default 256 MiB */
   uint64_t scratch_inodes;           /* default 65536 */
   bool keep;                         /* --keep: the scratch dir is a kept host dir */
+  char *workspace;                   /* --workspace DIR (realpath) or NULL: an overlay at the
+                                        workdir, lower = DIR, upper in the sandbox dir */
+  int commit;                        /* --commit: enum kist_workspace_commit (workspace.h) */
   char **env;                        /* NULL-terminated "K=V", exactly the environment */
   char *cwd;                         /* NULL: the workdir */
   uint32_t uid, gid;                 /* inside, default 65534 */
@@ -105,6 +110,8 @@ struct kist_sandbox_dir
   char *path;     /* ROOT/~sandbox/ID: the bundle */
   char *rootfs;   /* root.path: ROOT/~sandbox/ID/rootfs, or --rootfs */
   char *work;     /* ROOT/~sandbox/ID/work with --keep, else NULL */
+  char *upper;    /* ROOT/~sandbox/ID/upper with --workspace, else NULL */
+  char *ovl_work; /* ROOT/~sandbox/ID/ovl-work with --workspace, else NULL */
 };
 void kist_sandbox_dir_clear (struct kist_sandbox_dir *d);
 
@@ -118,6 +125,8 @@ int kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
                              struct kist_error **err);
 
 /* Remove ROOT/~sandbox/ID and everything in it, and verify it is gone.
+ * The --workspace upper and ovl-work dirs in it are removed first (any
+ * depth: kist_workspace_remove).
  * Never follows a symlink (they are unlinked) and never crosses into a
  * mount point or another filesystem: those, a non-directory ROOT/~sandbox/ID
  * and a tree deeper than kist makes are refused with an error naming the

@@ -163,7 +163,9 @@ else
 fi
 # A controller this host may have (hugetlb here): update succeeds, reads
 # back, and the stored report gets the entry (replacing an older one).
-if [[ " $CONTROLLERS " == *" hugetlb "* ]] && [ -e "$scope/hugetlb.2MB.max" ]; then
+# The scope was made without hugetlb: update itself must enable it in the
+# ancestors' cgroup.subtree_control.
+if [[ " $CONTROLLERS " == *" hugetlb "* ]]; then
   for lim in 4194304 8388608; do
     # Docker's zero-valued fields mean unset; engines send a trailing newline.
     printf '{"hugepageLimits": [{"pageSize": "2MB", "limit": %s}], "memory": {"reservation": 0},

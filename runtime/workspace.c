@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the --workspace overlay of `kist sandbox`: its directories, and the
+ * merge of the upper dir back into the host directory (see workspace.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "workspace.h"
+#include "util.h"
+
+/* Deeper trees are refused (each level holds a directory fd open). */
+#define WS_MAX_DEPTH 256
+
+int
+kist_workspace_parse_commit (const char *s, enum kist_workspace_commit *out)
+{
+  if (strcmp (s, "on-success") == 0)
+    *out = KIST_COMMIT_ON_SUCCESS;
+  else if (strcmp (s, "always") == 0)
+    *out = KIST_COMMIT_ALWAYS;
+  else if (strcmp (s, "never") == 0)
+    *out = KIST_COMMIT_NEVER;
+  else
+    return -EINVAL;
+  return 0;
+}
+
+const char *
+kist_workspace_commit_name (enum kist_workspace_commit c)
+{
+  switch (c)
+    {
+    case KIST_COMMIT_ALWAYS: return "always";
+    case KIST_COMMIT_NEVER: return "never";
+    default: return "on-success";
+    }
+}
+
+bool
+kist_workspace_should_commit (enum kist_workspace_commit c, int status, bool timed_out)
+{
+  switch (c)
+    {
+    case KIST_COMMIT_ALWAYS: return true;
+    case KIST_COMMIT_NEVER: return false;
+    default: return !timed_out && status == 0;
+    }
+}
+
+void
+kist_workspace_stats_clear (struct kist_workspace_stats *s)
+{
+  free (s->first_skipped);
+  memset (s, 0, sizeof *s);
+}
+
+int
+kist_workspace_check_path (const char *path, const char *what, struct kist_error **err)
+{
+  const char *bad = strpbrk (path, ",:\\");
+  if (bad)
+    return kist_error_make (err, EINVAL,
+                            "%s `%s` contains `%c`, which the overlay mount options cannot "
+                            "carry; use a path without ',', ':' or '\\'",
+                            what, path, *bad);
+  return 0;
+}
+
+int
+kist_workspace_resolve (const char *arg, char **out, struct kist_error **err)
+{
+  struct stat st;
+  *out = NULL;
+  if (arg[0] == '\0')
+    return kist_error_make (err, EINVAL, "--workspace: empty path");
+  if (lstat (arg, &st) < 0)
+    return kist_error_make (err, errno, "--workspace `%s`: it must be an existing directory",
+                            arg);
+  if (S_ISLNK (st.st_mode))
+    return kist_error_make (err, ELOOP,
+                            "--workspace `%s` is a symlink; give the directory it points to",
+                            arg);
+  if (!S_ISDIR (st.st_mode))
+    return kist_error_make (err, ENOTDIR, "--workspace `%s` is not a directory", arg);
+  _cleanup_free_ char *real = realpath (arg, NULL);
+  if (real == NULL)
+    return kist_error_make (err, errno, "--workspace `%s`: realpath", arg);
+  if (strcmp (real, "/") == 0)
+    return kist_error_make (err, EINVAL, "--workspace `%s`: not the host's root directory", arg);
+  if (kist_workspace_check_path (real, "--workspace", err) < 0)
+    return -1;
+  *out = steal_pointer (&real);
+  return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static bool
+is_mount_root (int dirfd, const char *name)
+{
+  struct statx stx;
+  if (statx (dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &stx) < 0)
+    return false;
+  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+         && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+/* Our own directory (or file) without the permission bits we need: add them
+ * (never following a symlink).  Only for entries owned by us. */
+static void
+own_chmod (int dirfd, const char *name, const struct stat *st, mode_t need)
+{
+  if (st->st_uid == geteuid () && (st->st_mode & need) != need)
+    fchmodat (dirfd, name, (st->st_mode & 07777) | need, AT_SYMLINK_NOFOLLOW);
+}
+
+static int
+open_dir_at (int dirfd, const char *name, const struct stat *st)
+{
+  int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES && st)
+    {
+      own_chmod (dirfd, name, st, S_IRWXU);
+      fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  return fd;
+}
+
+/* ------------------------------------------------------------ removal */
+
+struct rm_ctx
+{
+  dev_t dev;              /* never leave this filesystem */
+  const char *what;       /* "the workspace" / "the upper dir", for messages */
+};
+
+static int remove_entry (const struct rm_ctx *c, int parentfd, const char *name,
+                         const char *path, int depth, struct kist_error **err);
+
+/* Remove everything in the directory fd (path names it). */
+static int
+remove_children (const struct rm_ctx *c, int fd, const char *path, int depth,
+                 struct kist_error **err)
+{
+  if (depth > WS_MAX_DEPTH)
+    return kist_error_make (err, ELOOP, "%s: `%s` is nested more than %d levels deep; refusing",
+                            c->what, path, WS_MAX_DEPTH);
+  int dfd = fcntl (fd, F_DUPFD_CLOEXEC, 3);
+  if (dfd < 0)
+    return kist_error_make (err, errno, "%s: dup `%s`", c->what, path);
+  _cleanup_dir_ DIR *d = fdopendir (dfd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (dfd);
+      return kist_error_make (err, e, "%s: read `%s`", c->what, path);
+    }
+  /* Removing while reading may skip entries: read until a pass finds none. */
+  for (int pass = 0; pass < 16; pass++)
+    {
+      bool any = false;
+      rewinddir (d);
+      for (;;)
+        {
+          errno = 0;
+          struct dirent *de = readdir (d);
+          if (de == NULL)
+            break;
+          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+            continue;
+          any = true;
+          _cleanup_free_ char *sub = xasprintf ("%s/%s", path, de->d_name);
+          if (remove_entry (c, fd, de->d_name, sub, depth + 1, err) < 0)
+            return -1;
+        }
+      if (errno != 0)
+        return kist_error_make (err, errno, "%s: read `%s`", c->what, path);
+      if (!any)
+        return 0;
+    }
+  return kist_error_make (err, ENOTEMPTY, "%s: `%s` is still not empty after removing its entries",
+                          c->what, path);
+}
+
+/* Remove parentfd/name (any type).  1: removed, 0: was not there. */
+static int
+remove_entry (const struct rm_ctx *c, int parentfd, const char *name, const char *path,
+              int depth, struct kist_error **err)
+{
+  struct stat st;
+  if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return kist_error_make (err, errno, "%s: stat `%s`", c->what, path);
+    }
+  if (!S_ISDIR (st.st_mode))
+    {
+      if (unlinkat (parentfd, name, 0) < 0 && errno != ENOENT)
+        return kist_error_make (err, errno, "%s: remove `%s`", c->what, path);
+      return 1;
+    }
+  if (st.st_dev != c->dev || is_mount_root (parentfd, name))
+    return kist_error_make (err, EXDEV,
+                            "%s: `%s` is a mount point or on another filesystem; refusing to "
+                            "remove across it",
+                            c->what, path);
+  own_chmod (parentfd, name, &st, S_IRWXU);
+  _cleanup_close_ int fd = open_dir_at (parentfd, name, &st);
+  if (fd < 0)
+    return kist_error_make (err, errno, "%s: open the directory `%s`", c->what, path);
+  struct stat fst;
+  if (fstat (fd, &fst) < 0)
+    return kist_error_make (err, errno, "%s: stat `%s`", c->what, path);
+  if (fst.st_dev != c->dev || fst.st_ino != st.st_ino)
+    return kist_error_make (err, EXDEV, "%s: `%s` changed while removing it; refusing", c->what,
+                            path);
+  if (remove_children (c, fd, path, depth, err) < 0)
+    return -1;
+  if (unlinkat (parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return kist_error_make (err, errno, "%s: remove the directory `%s`", c->what, path);
+  return 1;
+}
+
+int
+kist_workspace_remove (int sbfd, const char *sb_path, struct kist_error **err)
+{
+  static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK };
+  struct stat st;
+  int removed = 0;
+  if (fstat (sbfd, &st) < 0)
+    return kist_error_make (err, errno, "stat the sandbox dir `%s`", sb_path);
+  struct rm_ctx c = { .dev = st.st_dev, .what = "remove the workspace overlay dirs" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
+    {
+      _cleanup_free_ char *path = xasprintf ("%s/%s", sb_path, names[i]);
+      int r = remove_entry (&c, sbfd, names[i], path, 0, err);
+      if (r < 0)
+        return -1;
+      if (r > 0)
+        removed = 1;
+      if (fstatat (sbfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return kist_error_make (err, EEXIST, "`%s` still exists after removing it", path);
+    }
+  return removed;
+}
+
+/* ------------------------------------------------------------ prepare */
+
+int
+kist_workspace_prepare (int sbfd, const char *sb_path, const char *ws, struct kist_error **err)
+{
+  struct stat wst;
+  _cleanup_close_ int wsfd = open (ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (wsfd < 0 || fstat (wsfd, &wst) < 0)
+    return kist_error_make (err, errno, "--workspace `%s`: open the directory", ws);
+  if (kist_workspace_check_path (sb_path, "the sandbox directory", err) < 0)
+    return kist_error_wrap (err, "--workspace (choose a --root without those characters)");
+
+  static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
+    {
+      if (mkdirat (sbfd, names[i], 0700) < 0)
+        {
+          kist_error_make (err, errno, "--workspace: create `%s/%s`", sb_path, names[i]);
+          goto fail;
+        }
+      _cleanup_close_ int fd
+          = openat (sbfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        {
+          kist_error_make (err, errno, "--workspace: open `%s/%s`", sb_path, names[i]);
+          goto fail;
+        }
+      if (i > 0)
+        continue;
+      /* The overlay's root directory shows the upper dir's owner and mode:
+       * make them the workspace's, so the sandbox sees DIR as it is. */
+      if (geteuid () == 0 && fchown (fd, wst.st_uid, wst.st_gid) < 0)
+        {
+          kist_error_make (err, errno, "--workspace: chown `%s/%s` to %u:%u", sb_path, names[i],
+                           (unsigned) wst.st_uid, (unsigned) wst.st_gid);
+          goto fail;
+        }
+      if (fchmod (fd, wst.st_mode & 07777) < 0)
+        {
+          kist_error_make (err, errno, "--workspace: chmod `%s/%s`", sb_path, names[i]);
+          goto fail;
+        }
+    }
+  return 0;
+
+fail:
+  {
+    _cleanup_error_ struct kist_error *e = NULL;
+    kist_workspace_remove (sbfd, sb_path, &e);
+    return -1;
+  }
+}
+
+/* ------------------------------------------------------------- commit */
+
+struct merge_ctx
+{
+  dev_t dev;           /* the workspace's filesystem */
+  bool copy_owner;
+  const char *ws;      /* for messages */
+  struct kist_workspace_stats *st;
+  struct rm_ctx rm;
+};
+
+static bool
+xattr_is (int fd, const char *name, const char *value)
+{
+  char buf[8];
+  ssize_t n = fgetxattr (fd, name, buf, sizeof buf);
+  size_t vl = strlen (value);
+  return n == (ssize_t) vl && memcmp (buf, value, vl) == 0;
+}
+
+static bool
+is_opaque (int fd)
+{
+  return xattr_is (fd, "trusted.overlay.opaque", "y") || xattr_is (fd, "user.overlay.opaque", "y");
+}
+
+static bool
+has_xattr (int fd, const char *name)
+{
+  return fgetxattr (fd, name, NULL, 0) >= 0;
+}
+
+static void
+skip (struct merge_ctx *c, const char *rel)
+{
+  c->st->skipped++;
+  if (c->st->first_skipped == NULL)
+    c->st->first_skipped = xstrdup (rel);
+}
+
+/* A fresh temp name in dfd: ".kist-ws-XXXXXXXXXXXXXXXX". */
+static void
+temp_name (char buf[32])
+{
+  unsigned long long r = 0;
+  if (getrandom (&r, sizeof r, 0) != (ssize_t) sizeof r)
+    r = (unsigned long long) getpid () * 2654435761u ^ (unsigned long long) (uintptr_t) buf;
+  snprintf (buf, 32, ".kist-ws-%016llx", r);
+}
+
+static int
+copy_data (int in, int out)
+{
+  for (;;)
+    {
+      ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 30, 0);
+      if (n == 0)
+        return 0;
+      if (n > 0)
+        continue;
+      if (errno == EINTR)
+        continue;
+      if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        return -errno;
+      break;
+    }
+  char buf[65536];
+  for (;;)
+    {
+      ssize_t n = read (in, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        return 0;
+      if (kist_write_all (out, buf, (size_t) n) < 0)
+        return -errno;
+    }
+}
+
+/* Put the temp entry dfd/tmp in place of dfd/name (an existing directory
+ * there is removed first: rename cannot replace it with a non-directory). */
+static int
+replace_with (struct merge_ctx *c, int dfd, const char *tmp, const char *name, const char *rel,
+              const struct stat *ds, bool exists, struct kist_error **err)
+{
+  if (exists && S_ISDIR (ds->st_mode) && remove_entry (&c->rm, dfd, name, rel, 0, err) < 0)
+    goto fail;
+  if (renameat (dfd, tmp, dfd, name) < 0)
+    {
+      kist_error_make (err, errno, "commit: rename the new `%s` into place", rel);
+      goto fail;
+    }
+  c->st->files++;
+  return 0;
+fail:
+  unlinkat (dfd, tmp, 0);
+  return -1;
+}
+
+static int
+merge_file (struct merge_ctx *c, int ufd, int dfd, const char *name, const char *rel,
+            const struct stat *us, const struct stat *ds, bool exists, struct kist_error **err)
+{
+  _cleanup_close_ int in = openat (ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0 && errno == EACCES)
+    {
+      own_chmod (ufd, name, us, S_IRUSR);
+      in = openat (ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  if (in < 0)
+    return kist_error_make (err, errno, "commit: open the changed file `%s` in the upper dir", rel);
+  if (us->st_size == 0
+      && (has_xattr (in, "trusted.overlay.whiteout") || has_xattr (in, "user.overlay.whiteout")))
+    {
+      int r = remove_entry (&c->rm, dfd, name, rel, 0, err);
+      if (r < 0)
+        return -1;
+      c->st->deletions += (unsigned long) r;
+      return 0;
+    }
+  char tmp[32];
+  _cleanup_close_ int out = -1;
+  for (int i = 0; i < 8 && out < 0; i++)
+    {
+      temp_name (tmp);
+      out = openat (dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (out < 0 && errno != EEXIST)
+        break;
+    }
+  if (out < 0)
+    return kist_error_make (err, errno, "commit: create a temp file next to `%s`", rel);
+  int r = copy_data (in, out);
+  if (r < 0)
+    {
+      kist_error_make (err, -r, "commit: copy `%s`", rel);
+      goto fail;
+    }
+  if (c->copy_owner && fchown (out, us->st_uid, us->st_gid) < 0)
+    {
+      kist_error_make (err, errno, "commit: chown `%s` to %u:%u", rel, (unsigned) us->st_uid,
+                       (unsigned) us->st_gid);
+      goto fail;
+    }
+  if (fchmod (out, us->st_mode & 07777) < 0)
+    {
+      kist_error_make (err, errno, "commit: chmod `%s`", rel);
+      goto fail;
+    }
+  struct timespec ts[2] = { us->st_atim, us->st_mtim };
+  futimens (out, ts);
+  return replace_with (c, dfd, tmp, name, rel, ds, exists, err);
+fail:
+  unlinkat (dfd, tmp, 0);
+  return -1;
+}
+
+static int
+merge_symlink (struct merge_ctx *c, int ufd, int dfd, const char *name, const char *rel,
+               const struct stat *us, const struct stat *ds, bool exists, struct kist_error **err)
+{
+  size_t cap = (size_t) us->st_size + 2;
+  if (cap < 64)
+    cap = 64;
+  _cleanup_free_ char *target = xmalloc (cap);
+  ssize_t n = readlinkat (ufd, name, target, cap);
+  if (n < 0)
+    return kist_error_make (err, errno, "commit: read the symlink `%s`", rel);
+  if ((size_t) n >= cap)
+    return kist_error_make (err, ENAMETOOLONG, "commit: the symlink `%s` changed while reading it",
+                            rel);
+  target[n] = '\0';
+  char tmp[32];
+  int r = -1;
+  for (int i = 0; i < 8 && r < 0; i++)
+    {
+      temp_name (tmp);
+      r = symlinkat (target, dfd, tmp);
+      if (r < 0 && errno != EEXIST)
+        break;
+    }
+  if (r < 0)
+    return kist_error_make (err, errno, "commit: create a temp symlink next to `%s`", rel);
+  if (c->copy_owner && fchownat (dfd, tmp, us->st_uid, us->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      kist_error_make (err, errno, "commit: chown the symlink `%s`", rel);
+      unlinkat (dfd, tmp, 0);
+      return -1;
+    }
+  return replace_with (c, dfd, tmp, name, rel, ds, exists, err);
+}
+
+static int merge_dir (struct merge_ctx *c, int ufd, int dfd, const char *rel, int depth,
+                      struct kist_error **err);
+
+static int
+merge_subdir (struct merge_ctx *c, int ufd, int dfd, const char *name, const char *rel,
+              const struct stat *us, const struct stat *ds, bool exists, int depth,
+              struct kist_error **err)
+{
+  _cleanup_close_ int usub = open_dir_at (ufd, name, us);
+  if (usub < 0)
+    return kist_error_make (err, errno, "commit: open the directory `%s` in the upper dir", rel);
+  bool opaque = is_opaque (usub);
+  if (exists && !S_ISDIR (ds->st_mode))
+    {
+      if (unlinkat (dfd, name, 0) < 0 && errno != ENOENT)
+        return kist_error_make (err, errno, "commit: replace `%s` with a directory", rel);
+      exists = false;
+    }
+  if (!exists)
+    {
+      if (mkdirat (dfd, name, 0700) < 0)
+        return kist_error_make (err, errno, "commit: create the directory `%s`", rel);
+      c->st->dirs++;
+    }
+  struct stat cur;
+  if (fstatat (dfd, name, &cur, AT_SYMLINK_NOFOLLOW) < 0)
+    return kist_error_make (err, errno, "commit: stat `%s`", rel);
+  if (!c->copy_owner)
+    own_chmod (dfd, name, &cur, S_IRWXU);
+  _cleanup_close_ int dsub = open_dir_at (dfd, name, &cur);
+  if (dsub < 0)
+    return kist_error_make (err, errno == ELOOP ? ENOTDIR : errno,
+                            "commit: open the directory `%s` in the workspace", rel);
+  struct stat fst;
+  if (fstat (dsub, &fst) < 0)
+    return kist_error_make (err, errno, "commit: stat `%s`", rel);
+  if (fst.st_dev != c->dev)
+    {
+      skip (c, rel);
+      return 0;
+    }
+  if (opaque && exists && remove_children (&c->rm, dsub, rel, depth, err) < 0)
+    return -1;
+  if (merge_dir (c, usub, dsub, rel, depth + 1, err) < 0)
+    return -1;
+  if (c->copy_owner && fchown (dsub, us->st_uid, us->st_gid) < 0)
+    return kist_error_make (err, errno, "commit: chown the directory `%s`", rel);
+  if (fchmod (dsub, us->st_mode & 07777) < 0)
+    return kist_error_make (err, errno, "commit: chmod the directory `%s`", rel);
+  struct timespec ts[2] = { us->st_atim, us->st_mtim };
+  futimens (dsub, ts);
+  return 0;
+}
+
+/* Merge the upper directory ufd into the workspace directory dfd. */
+static int
+merge_dir (struct merge_ctx *c, int ufd, int dfd, const char *rel, int depth,
+           struct kist_error **err)
+{
+  if (depth > WS_MAX_DEPTH)
+    return kist_error_make (err, ELOOP, "commit: `%s` is nested more than %d levels deep; refusing",
+                            rel, WS_MAX_DEPTH);
+  int rfd = fcntl (ufd, F_DUPFD_CLOEXEC, 3);
+  if (rfd < 0)
+    return kist_error_make (err, errno, "commit: dup");
+  _cleanup_dir_ DIR *d = fdopendir (rfd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (rfd);
+      return kist_error_make (err, e, "commit: read the upper dir at `%s`", rel);
+    }
+  for (;;)
+    {
+      errno = 0;
+      struct dirent *de = readdir (d);
+      if (de == NULL)
+        break;
+      const char *name = de->d_name;
+      if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+        continue;
+      _cleanup_free_ char *sub = rel[0] ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
+      struct stat us, ds;
+      if (fstatat (ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
+        return kist_error_make (err, errno, "commit: stat `%s` in the upper dir", sub);
+      bool exists = fstatat (dfd, name, &ds, AT_SYMLINK_NOFOLLOW) == 0;
+      if (!exists && errno != ENOENT)
+        return kist_error_make (err, errno, "commit: stat `%s` in the workspace", sub);
+      /* Whiteout: the entry was deleted in the sandbox. */
+      if (S_ISCHR (us.st_mode) && us.st_rdev == 0)
+        {
+          if (exists && (ds.st_dev != c->dev || is_mount_root (dfd, name)))
+            {
+              skip (c, sub);
+              continue;
+            }
+          int r = remove_entry (&c->rm, dfd, name, sub, depth, err);
+          if (r < 0)
+            return -1;
+          c->st->deletions += (unsigned long) r;
+          continue;
+        }
+      /* Never write across a mount point in the workspace: the sandbox saw
+       * the directory under it (the overlay's lower layer has no submounts). */
+      if (exists && (ds.st_dev != c->dev || is_mount_root (dfd, name)))
+        {
+          skip (c, sub);
+          continue;
+        }
+      int r;
+      if (S_ISDIR (us.st_mode))
+        r = merge_subdir (c, ufd, dfd, name, sub, &us, &ds, exists, depth, err);
+      else if (S_ISREG (us.st_mode))
+        r = merge_file (c, ufd, dfd, name, sub, &us, &ds, exists, err);
+      else if (S_ISLNK (us.st_mode))
+        r = merge_symlink (c, ufd, dfd, name, sub, &us, &ds, exists, err);
+      else
+        {
+          skip (c, sub);
+          r = 0;
+        }
+      if (r < 0)
+        return -1;
+    }
+  if (errno != 0)
+    return kist_error_make (err, errno, "commit: read the upper dir at `%s`", rel);
+  return 0;
+}
+
+int
+kist_workspace_commit (int sbfd, const char *sb_path, const char *ws, bool copy_owner,
+                       struct kist_workspace_stats *st, struct kist_error **err)
+{
+  memset (st, 0, sizeof *st);
+  _cleanup_close_ int dfd = open (ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat dst, ust;
+  if (dfd < 0 || fstat (dfd, &dst) < 0)
+    return kist_error_make (err, errno, "commit into the workspace `%s`: open it", ws);
+  _cleanup_close_ int ufd = open_dir_at (sbfd, KIST_WORKSPACE_UPPER, NULL);
+  if (ufd < 0 || fstat (ufd, &ust) < 0)
+    return kist_error_make (err, errno, "commit into the workspace `%s`: open the upper dir `%s/%s`",
+                            ws, sb_path, KIST_WORKSPACE_UPPER);
+  struct merge_ctx c = {
+    .dev = dst.st_dev, .copy_owner = copy_owner, .ws = ws, .st = st,
+    .rm = { .dev = dst.st_dev, .what = "commit" },
+  };
+  if (merge_dir (&c, ufd, dfd, "", 0, err) < 0)
+    return kist_error_wrap (err, "commit into the workspace `%s` (it may hold part of the changes)",
+                            ws);
+  /* The workdir itself: a chmod inside the sandbox is in the upper root. */
+  if ((ust.st_mode & 07777) != (dst.st_mode & 07777) && fchmod (dfd, ust.st_mode & 07777) < 0)
+    return kist_error_make (err, errno, "commit into the workspace `%s`: chmod it", ws);
+  return 0;
+}
