@@ -437,8 +437,11 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   pid_t pid = clone_init (kist_ns_clone_flags (spec), cgroup ? cgroup->dirfd : -1, &into_cgroup);
   if (pid < 0)
     {
-      ret = kist_error_make (err, errno, "clone the container init (namespaces: 0x%lx)",
-                             kist_ns_clone_flags (spec));
+      int e = errno;
+      _cleanup_free_ char *hint
+          = (kist_ns_clone_flags (spec) & CLONE_NEWUSER) ? kist_ns_userns_hint () : NULL;
+      ret = kist_error_make (err, e, "clone the container init (namespaces: 0x%lx)%s%s",
+                             kist_ns_clone_flags (spec), hint ? ": " : "", hint ? hint : "");
       goto fail;
     }
   if (pid == 0)

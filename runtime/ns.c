@@ -251,3 +251,31 @@ kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
       return ret;
   return 0;
 }
+
+/* Why creating a user namespace may have failed: the sysctls that restrict
+ * it, with the fix.  NULL when none of them is set. */
+char *
+kist_ns_userns_hint (void)
+{
+  static const struct
+  {
+    const char *file, *bad, *text;
+  } knobs[] = {
+    { "/proc/sys/user/max_user_namespaces", "0",
+      "user.max_user_namespaces is 0 here: raise it (sysctl -w user.max_user_namespaces=15000)" },
+    { "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1",
+      "AppArmor restricts unprivileged user namespaces "
+      "(kernel.apparmor_restrict_unprivileged_userns=1): set it to 0, or give kist an AppArmor "
+      "profile with the userns permission" },
+    { "/proc/sys/kernel/unprivileged_userns_clone", "0",
+      "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0): set it to 1" },
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (knobs); i++)
+    {
+      _cleanup_free_ char *v = NULL;
+      if (kist_read_file_at (AT_FDCWD, knobs[i].file, 64, &v, NULL, NULL) == 0
+          && strcmp (kist_rstrip (v), knobs[i].bad) == 0)
+        return xstrdup (knobs[i].text);
+    }
+  return NULL;
+}

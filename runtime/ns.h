@@ -13,4 +13,8 @@ int kist_ns_host_inodes (struct kist_ctx *ctx, struct kist_error **err);
 /* "mnt" for KIST_NS_MOUNT etc. (the /proc/PID/ns/ file name). */
 const char *kist_ns_proc_name (enum kist_ns_type t);
 
+/* The sysctl that keeps user namespaces from being created, with the fix,
+ * or NULL (caller frees). */
+char *kist_ns_userns_hint (void);
+
 #endif

@@ -181,4 +181,22 @@ expect_eq "report domainname applied" true "$(layer_field "$T/misc.json" domainn
 expect_eq "report oom_score_adj applied" true "$(layer_field "$T/misc.json" oom_score_adj applied)"
 expect_true "host file untouched" test ! -e "$T/ro-src/g"
 
+# ---- a host that restricts user namespaces: the error names the sysctl ----------------
+# The limit is set in a user namespace this test makes (per-namespace sysctl).
+cfg_reset
+C_NAMESPACES="pid network ipc uts mount cgroup user"
+C_LINUX_EXTRA=', "uidMappings": [{"containerID": 0, "hostID": 0, "size": 1}],
+  "gidMappings": [{"containerID": 0, "hostID": 0, "size": 1}]'
+with_marker
+sh_args 'touch /mark/userns-limited'
+B=$(mkbundle limited)
+id=$(new_id limited)
+timeout 20 unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"' sh \
+  "$KIST" --root "$ROOT" run --bundle "$B" "$id" > "$T/limited.out" 2> "$T/limited.err" < /dev/null
+RC=$?
+expect_eq "userns restricted: exit 125" 125 "$RC"
+expect_contains "userns restricted: the error names the sysctl and the fix" "$(cat "$T/limited.err")" \
+  "user.max_user_namespaces is 0 here: raise it"
+expect_true "userns restricted: container code did not run" test ! -e "$MARKDIR/userns-limited"
+
 nothing_left "t_ns"
