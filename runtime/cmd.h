@@ -22,6 +22,7 @@ int kist_cmd_resume (const struct kist_globals *g, int argc, char **argv, struct
 int kist_cmd_ps (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_events (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+int kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);

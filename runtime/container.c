@@ -74,13 +74,13 @@ init_fail (int fd, struct kist_error *e)
   _exit (kist_error_exit_status (e));
 }
 
-static int
-prepare_fds (struct kist_ctx *ctx, struct kist_error **err)
+int
+kist_prepare_exec_fds (int preserve_fds, struct kist_error **err)
 {
   /* fds 3..3+N-1 are passed on (--preserve-fds); everything else above 2 is
    * closed at exec: our own fds are O_CLOEXEC already, and whatever kist
    * inherited (an engine's sockets, conmon's pipes) gets the flag here. */
-  int first = 3 + (ctx->preserve_fds > 0 ? ctx->preserve_fds : 0);
+  int first = 3 + (preserve_fds > 0 ? preserve_fds : 0);
   for (int fd = 3; fd < first; fd++)
     {
       int fl = fcntl (fd, F_GETFD);
@@ -102,7 +102,7 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
    * the parent died before this prctl, the GO below reads EOF. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
     _exit (KIST_EXIT_FAILURE);
-  if (prepare_fds (ctx, &err) < 0)
+  if (kist_prepare_exec_fds (ctx->preserve_fds, &err) < 0)
     init_fail (fd, err);
 
   /* Wait for the parent: the uid/gid maps are written when GO comes. */
@@ -202,8 +202,8 @@ resolve_rootfs (struct kist_ctx *ctx, struct kist_error **err)
   return 0;
 }
 
-static int
-write_pid_file (const char *file, pid_t pid, struct kist_error **err)
+int
+kist_write_pid_file (const char *file, pid_t pid, struct kist_error **err)
 {
   char buf[32];
   int n = snprintf (buf, sizeof buf, "%d", (int) pid);
@@ -500,7 +500,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     goto fail;
   if ((ret = store_report (state_dirfd, r, err)) < 0)
     goto fail;
-  if (o->pid_file && (ret = write_pid_file (o->pid_file, pid, err)) < 0)
+  if (o->pid_file && (ret = kist_write_pid_file (o->pid_file, pid, err)) < 0)
     goto fail;
   if ((ret = kist_create_write_report (o, r, err)) < 0)
     {

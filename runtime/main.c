@@ -20,6 +20,7 @@ static const struct
   { "create", kist_cmd_create, "create a container and leave it waiting for start" },
   { "start", kist_cmd_start, "start a created container" },
   { "run", kist_cmd_run, "create, start and wait for a container" },
+  { "exec", kist_cmd_exec, "run a process in a running container" },
   { "state", kist_cmd_state, "print the OCI state of a container" },
   { "kill", kist_cmd_kill, "send a signal to a container" },
   { "delete", kist_cmd_delete, "delete a container" },

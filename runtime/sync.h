@@ -17,7 +17,8 @@ enum kist_sync_type
   KIST_SYNC_ERROR = 'E',   /* init -> parent / start client: status, errno, message */
   KIST_SYNC_READY = 'R',   /* init -> parent: set up, waiting for start */
   KIST_SYNC_START = 'S',   /* start client -> init: exec now */
-  KIST_SYNC_SECCOMP_FD = 'F' /* init -> parent: the seccomp listener fd (SCM_RIGHTS) */
+  KIST_SYNC_SECCOMP_FD = 'F', /* init -> parent: the seccomp listener fd (SCM_RIGHTS) */
+  KIST_SYNC_PID = 'P'      /* exec helper -> kist: host pid of the final process */
 };
 
 #define KIST_SYNC_MAX 65536

@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: exec a new process in a running container (runc exec).
+ *
+ *   parent   check the container runs, load its config, replace the process,
+ *            prepare seccomp, open the init's /proc/PID/ns/ files, clone the
+ *            helper into the cgroup scope (clone3 CLONE_INTO_CGROUP, else
+ *            cgroup.procs), then collect report entries until the exec
+ *   helper   joins every namespace of the init (user first, mount last) and
+ *            verifies each; a pid namespace takes effect for children only,
+ *            so it forks the final process, sends its pid and exits
+ *   process  the process layers, in the order of the init (container.c),
+ *            READY, execve; the sync socket is close-on-exec, so the parent
+ *            sees EOF exactly when execve succeeded.
+ *
+ * kist is a child subreaper while it waits, so that the final process (whose
+ * parent, the helper, exits) is reparented to kist and can be waited for. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "log.h"
+#include "ns.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "util.h"
+
+/* helper -> parent: the host pid of the final process (decimal text).  A
+ * private message type of this protocol (not in sync.h's enum). */
+#define KIST_EXEC_SYNC_PID KIST_SYNC_PID
+
+typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
+
+/* The process layers of the init (container.c init_layers), in the same
+ * order, without those that set up the container itself. */
+static const kist_layer_fn exec_layers[] = {
+  kist_process_prepare,     /* oom_score_adj, cwd, environment, executable lookup */
+  kist_rlimits_apply,       /* rlimit.* */
+  kist_seccomp_apply_early, /* seccomp without no_new_privileges (needs CAP_SYS_ADMIN) */
+  kist_user_apply,          /* user */
+  kist_caps_apply,          /* capabilities */
+  kist_nnp_apply,           /* no_new_privileges */
+  kist_seccomp_apply,       /* seccomp: last before exec */
+};
+
+/* Join order: the user namespace first (it owns the others), the mount
+ * namespace last (it changes what /proc means). */
+static const enum kist_ns_type join_order[] = {
+  KIST_NS_USER, KIST_NS_IPC,  KIST_NS_UTS,  KIST_NS_NET,
+  KIST_NS_PID,  KIST_NS_CGROUP, KIST_NS_TIME, KIST_NS_MOUNT,
+};
+
+struct exec_job
+{
+  struct kist_ctx ctx;
+  const struct kist_exec_opts *o;
+  pid_t init_pid;
+  int nsfd[KIST_NS_COUNT];       /* the init's namespace, -1: same as kist's */
+  ino_t ns_ino[KIST_NS_COUNT];
+  dev_t ns_dev[KIST_NS_COUNT];
+};
+
+/* ------------------------------------------------------------ process */
+
+static int
+append_env (char ***envp, const char *kv, struct kist_error **err)
+{
+  const char *eq = strchr (kv, '=');
+  if (eq == NULL || eq == kv)
+    return kist_error_make (err, EINVAL, "--env `%s`: expected KEY=VALUE", kv);
+  size_t klen = (size_t) (eq - kv) + 1;
+  char **v = *envp;
+  size_t n = kist_strv_len (v);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (v[i], kv, klen) == 0)
+      {
+        free (v[i]);
+        v[i] = xstrdup (kv);
+        return 0;
+      }
+  v = xrealloc (v, (n + 2) * sizeof (char *));
+  v[n] = xstrdup (kv);
+  v[n + 1] = NULL;
+  *envp = v;
+  return 0;
+}
+
+static void
+append_cap (char ***set, const char *cap)
+{
+  char **v = *set;
+  size_t n = kist_strv_len (v);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (v[i], cap) == 0)
+      return;
+  v = xrealloc (v, (n + 2) * sizeof (char *));
+  v[n] = xstrdup (cap);
+  v[n + 1] = NULL;
+  *set = v;
+}
+
+int
+kist_exec_apply_flags (struct kist_process *p, const struct kist_exec_opts *o,
+                       struct kist_error **err)
+{
+  if (o->args && o->args[0])
+    {
+      size_t n = kist_strv_len (o->args);
+      char **v = xcalloc (n + 1, sizeof (char *));
+      for (size_t i = 0; i < n; i++)
+        v[i] = xstrdup (o->args[i]);
+      kist_strv_free (p->args);
+      p->args = v;
+    }
+  if (p->env == NULL)
+    p->env = xcalloc (1, sizeof (char *));
+  for (size_t i = 0; o->env && o->env[i]; i++)
+    if (append_env (&p->env, o->env[i], err) < 0)
+      return -1;
+  if (o->cwd)
+    {
+      if (o->cwd[0] != '/')
+        return kist_error_make (err, EINVAL, "--cwd `%s`: must be an absolute path in the container",
+                                o->cwd);
+      free (p->cwd);
+      p->cwd = xstrdup (o->cwd);
+    }
+  if (o->has_user)
+    {
+      p->user.uid = o->uid;
+      p->user.gid = o->gid;
+      free (p->user.additional_gids);
+      p->user.additional_gids = NULL;
+      p->user.n_additional_gids = 0;
+      p->user.has_additional_gids = false;
+    }
+  if (o->caps && o->caps[0])
+    {
+      if (p->capabilities == NULL)
+        p->capabilities = xcalloc (1, sizeof *p->capabilities);
+      struct kist_capabilities *c = p->capabilities;
+      for (size_t i = 0; o->caps[i]; i++)
+        {
+          const char *name = o->caps[i];
+          _cleanup_free_ char *full = NULL;
+          if (strncasecmp (name, "CAP_", 4) != 0)
+            name = full = xasprintf ("CAP_%s", name);
+          _cleanup_free_ char *upper = xstrdup (name);
+          for (char *s = upper; *s; s++)
+            if (*s >= 'a' && *s <= 'z')
+              *s = (char) (*s - 'a' + 'A');
+          append_cap (&c->bounding, upper);
+          append_cap (&c->effective, upper);
+          append_cap (&c->inheritable, upper);
+          append_cap (&c->permitted, upper);
+          append_cap (&c->ambient, upper);
+        }
+    }
+  if (o->no_new_privs)
+    p->no_new_privileges = true;
+  p->terminal = o->tty;
+  if (p->args == NULL || p->args[0] == NULL)
+    return kist_error_make (err, EINVAL, "exec: no command: give COMMAND [ARG...] or --process FILE");
+  return 0;
+}
+
+/* The process to run: --process FILE, or the config's with the flags applied. */
+static int
+load_process (struct kist_spec *spec, const struct kist_exec_opts *o, struct kist_error **err)
+{
+  if (o->process_file)
+    {
+      _cleanup_free_ char *json = NULL;
+      size_t len = 0;
+      struct kist_process *p = NULL;
+      if (kist_read_file_at (AT_FDCWD, o->process_file, KIST_SPEC_MAX_SIZE, &json, &len, err) < 0)
+        return kist_error_wrap (err, "--process `%s`", o->process_file);
+      if (kist_process_parse (json, len, &p, err) < 0)
+        return kist_error_wrap (err, "--process `%s`", o->process_file);
+      kist_process_free (spec->process);
+      spec->process = p;
+      if (o->args && o->args[0])
+        return kist_error_make (err, EINVAL,
+                                "exec: give either --process FILE or COMMAND [ARG...], not both");
+      if (p->terminal)
+        return kist_error_make (err, ENOTSUP,
+                                "--process `%s`: terminal true: terminals are not implemented by "
+                                "kist yet; set \"terminal\": false",
+                                o->process_file);
+      return 0;
+    }
+  if (spec->process == NULL)
+    spec->process = xcalloc (1, sizeof *spec->process);
+  return kist_exec_apply_flags (spec->process, o, err);
+}
+
+/* ------------------------------------------------------------- helper */
+
+static void __attribute__ ((noreturn))
+child_fail (int fd, struct kist_error *e)
+{
+  kist_sync_send_error (fd, e);
+  _exit (kist_error_exit_status (e));
+}
+
+
+/* Join the init's namespaces and verify each from /proc/self/ns (opened on
+ * the host's procfs before the mount namespace changes). */
+static int
+join_namespaces (struct exec_job *j, struct kist_report *r, struct kist_error **err)
+{
+  _cleanup_close_ int nsdir = open ("/proc/self/ns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (nsdir < 0)
+    return kist_error_make (err, errno, "open /proc/self/ns (host procfs)");
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (join_order); i++)
+    {
+      enum kist_ns_type t = join_order[i];
+      _cleanup_free_ char *layer = xasprintf ("namespace.%s", kist_ns_name (t));
+      if (j->nsfd[t] < 0)
+        {
+          kist_report_skip (r, layer, "the container shares kist's %s namespace",
+                            kist_ns_name (t));
+          continue;
+        }
+      if (setns (j->nsfd[t], (int) kist_ns_clone_flag (t)) < 0)
+        {
+          int e = errno;
+          if (kist_report_failed (r, layer, "", e, err,
+                                  "setns into /proc/%d/ns/%s (the container init's): %s",
+                                  (int) j->init_pid, kist_ns_proc_name (t), strerror (e))
+              < 0)
+            return -1;
+          continue;
+        }
+      close (j->nsfd[t]);
+      j->nsfd[t] = -1;
+      const char *name = t == KIST_NS_PID ? "pid_for_children" : kist_ns_proc_name (t);
+      struct stat st;
+      if (fstatat (nsdir, name, &st, 0) < 0)
+        {
+          int e = errno;
+          if (kist_report_failed (r, layer, "", e, err, "read back /proc/self/ns/%s: %s", name,
+                                  strerror (e))
+              < 0)
+            return -1;
+          continue;
+        }
+      if (st.st_ino != j->ns_ino[t] || st.st_dev != j->ns_dev[t])
+        {
+          if (kist_report_failed (r, layer, "", EPROTO, err,
+                                  "after setns /proc/self/ns/%s is inode %lu, the init's is %lu",
+                                  name, (unsigned long) st.st_ino, (unsigned long) j->ns_ino[t])
+              < 0)
+            return -1;
+          continue;
+        }
+      kist_report_applied (r, layer, "", "joined the init's (%s:[%lu])", kist_ns_proc_name (t),
+                           (unsigned long) st.st_ino);
+    }
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+final_process (struct exec_job *j, struct kist_report *r, size_t sent)
+{
+  struct kist_ctx *ctx = &j->ctx;
+  int fd = ctx->sync_fd;
+  _cleanup_error_ struct kist_error *err = NULL;
+
+  /* After setns into the mount namespace, "/" is the container's root. */
+  ctx->rootfs_fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (ctx->rootfs_fd < 0)
+    {
+      kist_error_make (&err, errno, "open the container root after joining its mount namespace");
+      child_fail (fd, err);
+    }
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (exec_layers); i++)
+    {
+      int ret = exec_layers[i](ctx, r, &err);
+      if (kist_sync_send_layers (fd, r, sent, &sent) < 0)
+        _exit (KIST_EXIT_FAILURE);
+      if (ret < 0)
+        child_fail (fd, err);
+    }
+  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  execve (ctx->exec_path, ctx->spec->process->args, ctx->envp);
+  int e = errno;
+  kist_error_make (&err, e, "exec `%s` in container `%s`", ctx->exec_path, ctx->id);
+  err->status = (e == ENOENT) ? KIST_EXIT_NOTFOUND : KIST_EXIT_NOEXEC;
+  child_fail (fd, err);
+}
+
+static void __attribute__ ((noreturn))
+exec_helper (struct exec_job *j)
+{
+  int fd = j->ctx.sync_fd;
+  _cleanup_error_ struct kist_error *err = NULL;
+
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  if (kist_prepare_exec_fds (j->o->preserve_fds, &err) < 0)
+    child_fail (fd, err);
+  /* Wait until the parent put us into the cgroup scope. */
+  char type = 0;
+  _cleanup_free_ char *payload = NULL;
+  if (kist_sync_recv (fd, &type, &payload, NULL) < 0 || type != KIST_SYNC_GO)
+    _exit (KIST_EXIT_FAILURE);
+
+  struct kist_report *r = kist_report_new (j->ctx.id, "exec", j->o->allow_degraded);
+  size_t sent = 0;
+  bool join_pid = j->nsfd[KIST_NS_PID] >= 0;
+  int ret = join_namespaces (j, r, &err);
+  if (kist_sync_send_layers (fd, r, sent, &sent) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  if (ret < 0)
+    child_fail (fd, err);
+
+  pid_t pid = join_pid ? fork () : getpid ();
+  if (pid < 0)
+    {
+      kist_error_make (&err, errno, "fork the process into the container's pid namespace");
+      child_fail (fd, err);
+    }
+  if (pid == 0)
+    final_process (j, r, sent);
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  if (kist_sync_send (fd, KIST_EXEC_SYNC_PID, buf, (size_t) n) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  if (!join_pid)
+    final_process (j, r, sent);
+  _exit (0);
+}
+
+/* ------------------------------------------------------------- parent */
+
+static int
+open_namespaces (struct exec_job *j, struct kist_error **err)
+{
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    {
+      const char *name = kist_ns_proc_name ((enum kist_ns_type) t);
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) j->init_pid, name);
+      struct stat self, init;
+      _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          if (errno == ENOENT && t == KIST_NS_TIME)
+            continue; /* a kernel without time namespaces */
+          return kist_error_make (err, errno, "open %s (a namespace of the container init)", path);
+        }
+      if (fstat (fd, &init) < 0)
+        return kist_error_make (err, errno, "fstat %s", path);
+      snprintf (path, sizeof path, "/proc/self/ns/%s", name);
+      if (stat (path, &self) < 0)
+        return kist_error_make (err, errno, "stat %s", path);
+      if (self.st_ino == init.st_ino && self.st_dev == init.st_dev)
+        continue;
+      j->ns_ino[t] = init.st_ino;
+      j->ns_dev[t] = init.st_dev;
+      j->nsfd[t] = steal_fd (&fd);
+    }
+  return 0;
+}
+
+/* The helper, born in the container's cgroup scope when clone3 allows. */
+static pid_t
+clone_helper (int cgroup_fd, bool *into_cgroup)
+{
+  fflush (NULL);
+  *into_cgroup = false;
+  if (cgroup_fd >= 0)
+    {
+      struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+                                 .cgroup = (uint64_t) cgroup_fd };
+      pid_t pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      if (pid >= 0)
+        {
+          *into_cgroup = true;
+          return pid;
+        }
+    }
+  return fork ();
+}
+
+/* /proc/PID/cgroup's "0::" path is the end of the scope's absolute path? */
+static bool
+in_scope (pid_t pid, const char *scope)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
+  _cleanup_free_ char *text = NULL;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1u << 20, &text, NULL, &e) < 0)
+    return false;
+  char *line = strstr (text, "0::");
+  if (line == NULL || (line != text && line[-1] != '\n'))
+    return false;
+  line += 3;
+  line[strcspn (line, "\n")] = '\0';
+  size_t ls = strlen (scope), ll = strlen (line);
+  return ll <= ls && strcmp (scope + ls - ll, line) == 0;
+}
+
+static int
+enter_cgroup (struct kist_report *r, const char *scope, int cgfd, pid_t pid, bool into,
+              struct kist_error **err)
+{
+  if (scope == NULL)
+    {
+      kist_report_skip (r, "cgroup", "the container has no cgroup scope");
+      return 0;
+    }
+  if (cgfd < 0)
+    return kist_report_failed (r, "cgroup", scope, ENOENT, err,
+                               "the container's cgroup scope `%s` cannot be opened", scope);
+  if (!into)
+    {
+      char buf[32];
+      int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+      _cleanup_close_ int fd = openat (cgfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write (fd, buf, (size_t) n) != n)
+        {
+          int e = errno;
+          return kist_report_failed (r, "cgroup", scope, e, err, "write %d to %s/cgroup.procs: %s",
+                                     (int) pid, scope, strerror (e));
+        }
+    }
+  if (!in_scope (pid, scope))
+    return kist_report_failed (r, "cgroup", scope, EPROTO, err,
+                               "/proc/%d/cgroup does not name the scope `%s`", (int) pid, scope);
+  kist_report_applied (r, "cgroup", scope, "joined the container's scope%s",
+                       into ? " (born in it: clone3 CLONE_INTO_CGROUP)" : " via cgroup.procs");
+  return 0;
+}
+
+static int
+write_reports (const struct kist_exec_opts *o, const struct kist_report *r, struct kist_error **err)
+{
+  if (o->report_path && kist_report_write_path (r, o->report_path, err) < 0)
+    return kist_error_wrap (err, "--report `%s`", o->report_path);
+  if (o->report_fd >= 0 && kist_report_write_fd (r, o->report_fd, err) < 0)
+    return kist_error_wrap (err, "--report-fd %d", o->report_fd);
+  return 0;
+}
+
+static void
+reap (pid_t pid)
+{
+  if (pid <= 0)
+    return;
+  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+/* Read the helper's and the process's messages until the exec (EOF after
+ * READY: 0), an error or a death (< 0).  *gpid gets the final pid. */
+static int
+collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_error **err)
+{
+  bool ready = false;
+  for (;;)
+    {
+      char type = 0;
+      _cleanup_free_ char *payload = NULL;
+      _cleanup_close_ int passed = -1;
+      size_t len = 0;
+      int ret = kist_sync_recv_fd (j->ctx.sync_fd, &type, &payload, &len, &passed);
+      if (ret < 0)
+        {
+          if (ready && *gpid > 0)
+            return 0;
+          return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
+                                  "the exec helper of container `%s` died during setup",
+                                  j->ctx.id);
+        }
+      switch (type)
+        {
+        case KIST_SYNC_LAYER:
+          {
+            struct kist_layer l;
+            if (kist_layer_decode (payload, len, &l) < 0)
+              return kist_error_make (err, EPROTO, "malformed report entry from the exec helper");
+            kist_report_add (r, &l);
+            kist_layer_clear (&l);
+            break;
+          }
+        case KIST_SYNC_SECCOMP_FD:
+          if (passed < 0)
+            return kist_error_make (err, EPROTO, "the exec helper sent no seccomp listener fd");
+          if (kist_seccomp_notify_forward (&j->ctx, passed, err) < 0)
+            return -1;
+          break;
+        case KIST_EXEC_SYNC_PID:
+          {
+            int p = 0;
+            if (kist_parse_int (payload, &p) < 0 || p <= 0)
+              return kist_error_make (err, EPROTO, "malformed pid from the exec helper");
+            *gpid = p;
+            r->pid = p;
+            /* Reap the helper now (unless it is the process itself): the
+             * process is then reparented to us, the subreaper. */
+            if (p != j->ctx.pid)
+              {
+                reap (j->ctx.pid);
+                j->ctx.pid = 0;
+              }
+            break;
+          }
+        case KIST_SYNC_ERROR:
+          return kist_sync_decode_error (payload, len, err);
+        case KIST_SYNC_READY:
+          ready = true;
+          break;
+        default:
+          return kist_error_make (err, EPROTO, "unexpected message %d from the exec helper", type);
+        }
+    }
+}
+
+
+int
+kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *pid_out,
+           struct kist_error **err)
+{
+  _cleanup_close_ int rootfd = -1, dirfd = -1, bundle_fd = -1, cgfd = -1, sync_child = -1;
+  _cleanup_close_ int sync_parent = -1;
+  _cleanup_spec_ struct kist_spec *spec = NULL;
+  _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
+  _cleanup_report_ struct kist_report *r = NULL;
+  _cleanup_free_ char *root = NULL;
+  struct kist_state st = { 0 };
+  struct exec_job j = { .o = o };
+  pid_t gpid = 0;
+  int ret = -1;
+
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    j.nsfd[t] = -1;
+  j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1,
+                             .state_dirfd = -1, .bundle_fd = -1, .preserve_fds = o->preserve_fds,
+                             .pid_file = o->pid_file, .detach = o->detach };
+
+  if (o->tty)
+    return kist_error_make (err, ENOTSUP,
+                            "--tty: terminals are not implemented by kist yet; run without --tty");
+  if (o->console_socket)
+    return kist_error_make (err, ENOTSUP,
+                            "--console-socket: terminals are not implemented by kist yet");
+  if (g->systemd_cgroup)
+    return kist_error_make (err, ENOTSUP,
+                            "--systemd-cgroup: the systemd cgroup driver is not implemented by kist");
+  if (kist_id_validate (o->id, err) < 0)
+    return -1;
+  rootfd = kist_state_root_open (g->root, &root, err);
+  if (rootfd < 0)
+    return -1;
+  if (kist_state_open (rootfd, o->id, &dirfd, err) < 0)
+    return -1;
+  if (kist_state_read (dirfd, &st, err) < 0)
+    goto out;
+  enum kist_status status = kist_state_status (&st);
+  if (status != KIST_STATUS_RUNNING)
+    {
+      kist_error_make (err, EINVAL, "cannot exec in container `%s`: it is %s, not running%s", o->id,
+                       kist_status_name (status),
+                       status == KIST_STATUS_CREATED ? " (start it first: `kist start`)" : "");
+      goto out;
+    }
+  j.init_pid = st.pid;
+
+  /* The container's config, with the process replaced. */
+  bundle_fd = open (st.bundle, O_DIRECTORY | O_CLOEXEC);
+  if (bundle_fd < 0)
+    {
+      kist_error_make (err, errno, "bundle `%s` of container `%s`", st.bundle, o->id);
+      goto out;
+    }
+  if (kist_spec_load (bundle_fd, &spec, err) < 0)
+    {
+      kist_error_wrap (err, "bundle `%s`", st.bundle);
+      goto out;
+    }
+  if (load_process (spec, o, err) < 0)
+    goto out;
+  j.ctx.spec = spec;
+  j.ctx.bundle = st.bundle;
+  j.ctx.bundle_fd = bundle_fd;
+  j.ctx.rootfs = st.rootfs;
+  j.ctx.userns = spec->linux_ && spec->linux_->ns[KIST_NS_USER].present;
+
+  r = kist_report_new (o->id, "exec", o->allow_degraded);
+  if (kist_ns_host_inodes (&j.ctx, err) < 0)
+    goto out;
+  if (kist_seccomp_prepare (&j.ctx, rootfd, &seccomp, r, err) < 0)
+    goto fail;
+  j.ctx.seccomp = seccomp;
+  if (open_namespaces (&j, err) < 0)
+    goto fail;
+  if (st.cgroup_path)
+    cgfd = open (st.cgroup_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+  int pair[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    {
+      kist_error_make (err, errno, "socketpair");
+      goto fail;
+    }
+  sync_parent = pair[0];
+  sync_child = pair[1];
+  /* The final process is reparented to us when the helper exits. */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+    {
+      kist_error_make (err, errno, "prctl(PR_SET_CHILD_SUBREAPER)");
+      goto fail;
+    }
+
+  bool into = false;
+  pid_t pid = clone_helper (cgfd, &into);
+  if (pid < 0)
+    {
+      kist_error_make (err, errno, "fork the exec helper");
+      goto fail;
+    }
+  if (pid == 0)
+    {
+      /* dirfd carries the flock of this exec: not for the container. */
+      close (sync_parent);
+      close (dirfd);
+      close (rootfd);
+      if (cgfd >= 0)
+        close (cgfd);
+      j.ctx.sync_fd = sync_child;
+      exec_helper (&j);
+    }
+  j.ctx.pid = pid;
+  close (sync_child);
+  sync_child = -1;
+  j.ctx.sync_fd = sync_parent;
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if (j.nsfd[t] >= 0)
+      {
+        close (j.nsfd[t]);
+        j.nsfd[t] = -1;
+      }
+
+  if (enter_cgroup (r, st.cgroup_path, cgfd, pid, into, err) < 0)
+    goto fail;
+  if (kist_sync_send (sync_parent, KIST_SYNC_GO, NULL, 0) < 0)
+    {
+      kist_error_make (err, errno, "the exec helper is gone before setup");
+      goto fail;
+    }
+  if (collect (&j, r, &gpid, err) < 0)
+    goto fail;
+  kist_report_applied (r, "exec", NULL, "execve of `%s` succeeded (seen by the parent)",
+                       spec->process->args[0]);
+  /* The helper exited after sending the pid; reap it if not done yet. */
+  if (j.ctx.pid > 0 && j.ctx.pid != gpid)
+    reap (j.ctx.pid);
+  j.ctx.pid = 0;
+  /* The lock is for the setup only. */
+  close (dirfd);
+  dirfd = -1;
+  if (o->pid_file && kist_write_pid_file (o->pid_file, gpid, err) < 0)
+    {
+      kill (gpid, SIGKILL);
+      reap (gpid);
+      goto fail;
+    }
+  if (write_reports (o, r, err) < 0)
+    {
+      kill (gpid, SIGKILL);
+      reap (gpid);
+      goto out;
+    }
+  *pid_out = gpid;
+  ret = 0;
+  goto out;
+
+fail:
+  if (j.ctx.pid > 0)
+    {
+      kill (j.ctx.pid, SIGKILL);
+      reap (j.ctx.pid);
+    }
+  if (gpid > 0 && gpid != j.ctx.pid)
+    {
+      /* An exec failure: the process exits by itself; make sure. */
+      kill (gpid, SIGKILL);
+      reap (gpid);
+    }
+  if (r)
+    {
+      _cleanup_error_ struct kist_error *werr = NULL;
+      if (write_reports (o, r, &werr) < 0)
+        kist_log_warn ("%s", werr->msg);
+    }
+out:
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if (j.nsfd[t] >= 0)
+      close (j.nsfd[t]);
+  free (j.ctx.exec_path);
+  kist_strv_free (j.ctx.envp);
+  kist_state_clear (&st);
+  return ret;
+}
