@@ -5,7 +5,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 
 #include "json.h"
 #include "sandbox.h"
+#include "spec.h"
 #include "state.h"
 #include "util.h"
 #include "workspace.h"
@@ -600,6 +603,128 @@ g_idmap (struct kist_jgen *g, const char *key, uint32_t cid, uint32_t hid, uint3
   kist_jgen_array_close (g);
 }
 
+/* A map of several entries. */
+static void
+g_idmaps (struct kist_jgen *g, const char *key, const struct kist_idmap *m, size_t n)
+{
+  kist_jgen_str (g, key);
+  kist_jgen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    {
+      kist_jgen_map_open (g);
+      kist_jgen_kint (g, "containerID", m[i].container_id);
+      kist_jgen_kint (g, "hostID", m[i].host_id);
+      kist_jgen_kint (g, "size", m[i].size);
+      kist_jgen_map_close (g);
+    }
+  kist_jgen_array_close (g);
+}
+
+/* The first range of the caller (by name or by number) in FILE (/etc/subuid
+ * or /etc/subgid: "name:start:count" lines).  Returns true when found. */
+static bool
+subid_range (const char *file, const char *name, uint32_t id, uint32_t *start, uint32_t *count)
+{
+  _cleanup_free_ char *text = NULL;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (AT_FDCWD, file, 1u << 20, &text, NULL, &e) < 0)
+    return false;
+  char num[16];
+  snprintf (num, sizeof num, "%" PRIu32, id);
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *c1 = strchr (line, ':');
+      char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+      if (c2 == NULL || line[0] == '#')
+        continue;
+      *c1 = *c2 = '\0';
+      if (!((name && strcmp (line, name) == 0) || strcmp (line, num) == 0))
+        continue;
+      uint64_t s, n;
+      if (kist_parse_u64 (c1 + 1, &s) < 0 || kist_parse_u64 (kist_rstrip (c2 + 1), &n) < 0
+          || n == 0 || s + n > (uint64_t) UINT32_MAX + 1 || n > UINT32_MAX)
+        continue;
+      *start = (uint32_t) s;
+      *count = (uint32_t) n;
+      return true;
+    }
+  return false;
+}
+
+static bool
+have_helper (const char *name)
+{
+  static const char *const dirs[] = { "/usr/bin", "/bin" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (dirs); i++)
+    {
+      char p[32];
+      snprintf (p, sizeof p, "%s/%s", dirs[i], name);
+      struct stat st;
+      if (stat (p, &st) == 0 && S_ISREG (st.st_mode))
+        return true;
+    }
+  return false;
+}
+
+/* Map inside id `in` to the caller's `self`, and the ids around it to the
+ * subordinate range [start, start+count): 0..in-1 from its start, in+1..
+ * from the rest.  The sandbox user stays the caller on the host, so --rw,
+ * --keep and --workspace keep working, and every other inside id exists.
+ * Returns the number of entries (1..3) in m. */
+static size_t
+full_map (uint32_t in, uint32_t self, uint32_t start, uint32_t count, struct kist_idmap m[3])
+{
+  size_t n = 0;
+  uint32_t below = in < count ? in : count;
+  if (below > 0)
+    m[n++] = (struct kist_idmap){ .container_id = 0, .host_id = start, .size = below };
+  m[n++] = (struct kist_idmap){ .container_id = in, .host_id = self, .size = 1 };
+  uint64_t rest = (uint64_t) count - below;
+  if (rest > (uint64_t) UINT32_MAX - in)
+    rest = (uint64_t) UINT32_MAX - in;
+  if (rest > 0)
+    m[n++] = (struct kist_idmap){ .container_id = in + 1, .host_id = start + below,
+                                  .size = (uint32_t) rest };
+  return n;
+}
+
+/* The rootless sandbox's maps: the full range when the caller has one in
+ * both /etc/subuid and /etc/subgid and newuidmap/newgidmap are installed,
+ * else only the caller.  *why (newly allocated) says which and why. */
+static void
+rootless_maps (const struct kist_sandbox_opts *o, uid_t euid, gid_t egid, struct kist_idmap um[3],
+               size_t *nu, struct kist_idmap gm[3], size_t *ng, char **why)
+{
+  struct passwd *pw = getpwuid (euid);
+  _cleanup_free_ char *name = pw && pw->pw_name ? xstrdup (pw->pw_name) : NULL;
+  _cleanup_free_ char *who = name ? xstrdup (name) : xasprintf ("%u", (unsigned) euid);
+  uint32_t us = 0, uc = 0, gs = 0, gc = 0;
+  const char *miss = NULL;
+  if (!subid_range ("/etc/subuid", name, (uint32_t) euid, &us, &uc))
+    miss = "no range in /etc/subuid";
+  else if (!subid_range ("/etc/subgid", name, (uint32_t) euid, &gs, &gc)) /* keyed by user */
+    miss = "no range in /etc/subgid";
+  else if (!have_helper ("newuidmap") || !have_helper ("newgidmap"))
+    miss = "newuidmap/newgidmap not installed (uidmap package)";
+  else if (((uint64_t) euid >= us && (uint64_t) euid < (uint64_t) us + uc)
+           || ((uint64_t) egid >= gs && (uint64_t) egid < (uint64_t) gs + gc))
+    miss = "the caller's own id lies inside its subordinate range";
+  if (miss)
+    {
+      um[0] = (struct kist_idmap){ .container_id = o->uid, .host_id = (uint32_t) euid, .size = 1 };
+      gm[0] = (struct kist_idmap){ .container_id = o->gid, .host_id = (uint32_t) egid, .size = 1 };
+      *nu = *ng = 1;
+      *why = xasprintf ("sandbox: only the caller is mapped (%s for %s)", miss, who);
+      return;
+    }
+  *nu = full_map (o->uid, (uint32_t) euid, us, uc, um);
+  *ng = full_map (o->gid, (uint32_t) egid, gs, gc, gm);
+  *why = xasprintf ("sandbox: inside %u:%u is the caller, the other ids are %s's subordinate ids "
+                    "(/etc/subuid %" PRIu32 ":%" PRIu32 ", /etc/subgid %" PRIu32 ":%" PRIu32 ")",
+                    (unsigned) o->uid, (unsigned) o->gid, who, us, uc, gs, gc);
+}
+
 static const char *const rlimit_names[KIST_SB_RLIMIT_COUNT] = {
   [KIST_SB_RLIMIT_NOFILE] = "RLIMIT_NOFILE", [KIST_SB_RLIMIT_FSIZE] = "RLIMIT_FSIZE",
   [KIST_SB_RLIMIT_NPROC] = "RLIMIT_NPROC",   [KIST_SB_RLIMIT_CORE] = "RLIMIT_CORE",
@@ -744,6 +869,12 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
                                     "COMMAND [ARG...])");
       return NULL;
     }
+  struct kist_idmap um[3], gm[3];
+  size_t nu = 0, ng = 0;
+  _cleanup_free_ char *idmap_why = NULL;
+  if (rootless)
+    rootless_maps (o, euid, egid, um, &nu, gm, &ng, &idmap_why);
+
   struct kist_jgen g = { .g = kist_json_gen_new (false, true) };
   kist_jgen_map_open (&g);
   kist_jgen_kstr (&g, "ociVersion", "1.2.0");
@@ -759,6 +890,8 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
   kist_jgen_map_open (&g);
   kist_jgen_kstr (&g, "run.kist.seccomp.profile", o->seccomp);
   kist_jgen_kstr (&g, "run.kist.sandbox", "1");
+  if (idmap_why)
+    kist_jgen_kstr (&g, KIST_SANDBOX_IDMAP_ANNOTATION, idmap_why);
   kist_jgen_map_close (&g);
 
   kist_jgen_str (&g, "linux");
@@ -777,9 +910,10 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
   kist_jgen_array_close (&g);
   if (rootless)
     {
-      /* Only the caller exists in the namespace, seen as the inside uid/gid. */
-      g_idmap (&g, "uidMappings", o->uid, (uint32_t) euid, 1);
-      g_idmap (&g, "gidMappings", o->gid, (uint32_t) egid, 1);
+      /* The caller, seen as the inside uid/gid, plus its subordinate ids
+       * when it has them (rootless_maps). */
+      g_idmaps (&g, "uidMappings", um, nu);
+      g_idmaps (&g, "gidMappings", gm, ng);
     }
   else if (o->userns)
     {

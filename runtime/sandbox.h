@@ -138,6 +138,11 @@ int kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
 int kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool keep_work,
                              char **kept, struct kist_error **err);
 
+/* Annotation of the sandbox's config saying how its user namespace maps were
+ * chosen (the caller's /etc/subuid range, or why only the caller is mapped);
+ * idmap.c appends it to the detail of idmap.uid and idmap.gid. */
+#define KIST_SANDBOX_IDMAP_ANNOTATION "run.kist.sandbox.idmap"
+
 /* The config.json of the sandbox (compact JSON, newly allocated).  euid/egid:
  * the caller's; non-zero euid gets a user namespace mapping o->uid/o->gid to
  * them (size 1). */

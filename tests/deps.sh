@@ -7,7 +7,7 @@ set -euo pipefail
 
 REQUIRED=(build-essential autoconf automake libtool pkg-config libmnl-dev libseccomp-dev
   libyajl-dev check busybox-static mandoc iproute2 procps util-linux
-  qemu-system-x86)
+  qemu-system-x86 uidmap)
 OPTIONAL=(crun runc)
 
 installed ()
