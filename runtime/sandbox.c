@@ -306,17 +306,6 @@ merged_usr_links (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_
 /* The sandbox dir holds a few levels of mount points; deeper is not ours. */
 #define SANDBOX_MAX_DEPTH 64
 
-/* Is parentfd/name the root of a mount (visible in our mount namespace)? */
-static bool
-is_mount_root (int parentfd, const char *name)
-{
-  struct statx stx;
-  if (statx (parentfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
-    return false;
-  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-         && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
 /* What one removal of ROOT/~sandbox/ID stays within. */
 struct remove_ctx
 {
@@ -338,7 +327,7 @@ remove_tree_at (const struct remove_ctx *c, int parentfd, const char *name, cons
                             "`%s` is nested more than %d levels deep, which kist sandbox never "
                             "makes; refusing to remove it: inspect and remove `%s` by hand",
                             path, SANDBOX_MAX_DEPTH, c->top);
-  if (is_mount_root (parentfd, name))
+  if (kist_is_mount_root (parentfd, name))
     return kist_error_make (err, EBUSY,
                             "`%s` is a mount point; refusing to remove across it: unmount it "
                             "(`umount %s`), then remove what is left of `%s` by hand",
@@ -565,19 +554,6 @@ fail:
 
 /* ---------------------------------------------------------------- config */
 
-/* One mount entry; options NULL-terminated. */
-static void
-g_mount (struct kist_jgen *g, const char *dest, const char *type, const char *source,
-         const char *const *options)
-{
-  kist_jgen_map_open (g);
-  kist_jgen_kstr (g, "destination", dest);
-  kist_jgen_kstr (g, "type", type);
-  kist_jgen_kstr (g, "source", source);
-  kist_jgen_kstrv (g, "options", options);
-  kist_jgen_map_close (g);
-}
-
 static void
 g_tmpfs (struct kist_jgen *g, const char *dest, const char *source, uint64_t size, uint64_t inodes,
          const char *mode)
@@ -587,37 +563,7 @@ g_tmpfs (struct kist_jgen *g, const char *dest, const char *source, uint64_t siz
                                     : NULL;
   _cleanup_free_ char *md = xasprintf ("mode=%s", mode);
   const char *opts[] = { "nosuid", "nodev", md, sz, ino, NULL };
-  g_mount (g, dest, "tmpfs", source, opts);
-}
-
-static void
-g_idmap (struct kist_jgen *g, const char *key, uint32_t cid, uint32_t hid, uint32_t size)
-{
-  kist_jgen_str (g, key);
-  kist_jgen_array_open (g);
-  kist_jgen_map_open (g);
-  kist_jgen_kint (g, "containerID", cid);
-  kist_jgen_kint (g, "hostID", hid);
-  kist_jgen_kint (g, "size", size);
-  kist_jgen_map_close (g);
-  kist_jgen_array_close (g);
-}
-
-/* A map of several entries. */
-static void
-g_idmaps (struct kist_jgen *g, const char *key, const struct kist_idmap *m, size_t n)
-{
-  kist_jgen_str (g, key);
-  kist_jgen_array_open (g);
-  for (size_t i = 0; i < n; i++)
-    {
-      kist_jgen_map_open (g);
-      kist_jgen_kint (g, "containerID", m[i].container_id);
-      kist_jgen_kint (g, "hostID", m[i].host_id);
-      kist_jgen_kint (g, "size", m[i].size);
-      kist_jgen_map_close (g);
-    }
-  kist_jgen_array_close (g);
+  kist_spec_gen_mount (g, dest, "tmpfs", source, opts);
 }
 
 /* The first range of the caller (by name or by number) in FILE (/etc/subuid
@@ -790,13 +736,14 @@ g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct k
 
   kist_jgen_str (g, "mounts");
   kist_jgen_array_open (g);
-  g_mount (g, "/proc", "proc", "proc", proc_opts);
-  g_mount (g, "/dev", "tmpfs", "tmpfs", dev_opts);
-  g_mount (g, "/dev/pts", "devpts", "devpts", userns ? pts_userns : pts_root);
-  g_mount (g, "/dev/shm", "tmpfs", "shm", shm_opts);
+  kist_spec_gen_mount (g, "/proc", "proc", "proc", proc_opts);
+  kist_spec_gen_mount (g, "/dev", "tmpfs", "tmpfs", dev_opts);
+  kist_spec_gen_mount (g, "/dev/pts", "devpts", "devpts", userns ? pts_userns : pts_root);
+  kist_spec_gen_mount (g, "/dev/shm", "tmpfs", "shm", shm_opts);
   g_tmpfs (g, "/tmp", "tmpfs", 64 * MIB, 0, "1777");
   for (size_t i = 0; i < o->n_binds; i++)
-    g_mount (g, o->binds[i].dest, "bind", o->binds[i].src, o->binds[i].rw ? rw_opts : ro_opts);
+    kist_spec_gen_mount (g, o->binds[i].dest, "bind", o->binds[i].src,
+                         o->binds[i].rw ? rw_opts : ro_opts);
   for (size_t i = 0; i < o->n_tmpfs; i++)
     g_tmpfs (g, o->tmpfs[i].dest, "tmpfs", o->tmpfs[i].size, 0, "1777");
   if (d->upper)
@@ -808,10 +755,10 @@ g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct k
       _cleanup_free_ char *work = xasprintf ("workdir=%s", d->ovl_work);
       const char *ovl_opts[] = { "nosuid", "nodev", lower, upper, work,
                                  userns ? "userxattr" : NULL, NULL };
-      g_mount (g, o->workdir, "overlay", "overlay", ovl_opts);
+      kist_spec_gen_mount (g, o->workdir, "overlay", "overlay", ovl_opts);
     }
   else if (d->work)
-    g_mount (g, o->workdir, "bind", d->work, rw_opts);
+    kist_spec_gen_mount (g, o->workdir, "bind", d->work, rw_opts);
   else
     g_tmpfs (g, o->workdir, "scratch", o->scratch_size, o->scratch_inodes, "1777");
   kist_jgen_array_close (g);
@@ -912,13 +859,15 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
     {
       /* The caller, seen as the inside uid/gid, plus its subordinate ids
        * when it has them (rootless_maps). */
-      g_idmaps (&g, "uidMappings", um, nu);
-      g_idmaps (&g, "gidMappings", gm, ng);
+      kist_spec_gen_idmaps (&g, "uidMappings", um, nu);
+      kist_spec_gen_idmaps (&g, "gidMappings", gm, ng);
     }
   else if (o->userns)
     {
-      g_idmap (&g, "uidMappings", 0, 100000, 65536);
-      g_idmap (&g, "gidMappings", 0, 100000, 65536);
+      static const struct kist_idmap range = { .container_id = 0, .host_id = 100000,
+                                               .size = 65536 };
+      kist_spec_gen_idmaps (&g, "uidMappings", &range, 1);
+      kist_spec_gen_idmaps (&g, "gidMappings", &range, 1);
     }
   g_resources (&g, o);
   kist_jgen_kstrv (&g, "maskedPaths", masked);

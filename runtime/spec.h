@@ -214,4 +214,13 @@ const char *kist_spec_annotation (const struct kist_spec *s, const char *key);
  */
 char *kist_spec_default_json (bool rootless);
 
+/* Pieces of a generated config.json (spec_default.c; kist sandbox's config
+ * uses them too).  A mount entry (options: NULL-terminated, NULL for none),
+ * and "key": [ {containerID, hostID, size} ... ] for the n entries of m. */
+struct kist_jgen;
+void kist_spec_gen_mount (struct kist_jgen *g, const char *dest, const char *type,
+                          const char *source, const char *const *options);
+void kist_spec_gen_idmaps (struct kist_jgen *g, const char *key, const struct kist_idmap *m,
+                           size_t n);
+
 #endif

@@ -13,9 +13,9 @@
 #include "spec.h"
 #include "util.h"
 
-static void
-g_mount (struct kist_jgen *g, const char *dest, const char *type, const char *source,
-         const char *const *options)
+void
+kist_spec_gen_mount (struct kist_jgen *g, const char *dest, const char *type, const char *source,
+                     const char *const *options)
 {
   kist_jgen_map_open (g);
   kist_jgen_kstr (g, "destination", dest);
@@ -26,17 +26,28 @@ g_mount (struct kist_jgen *g, const char *dest, const char *type, const char *so
   kist_jgen_map_close (g);
 }
 
+void
+kist_spec_gen_idmaps (struct kist_jgen *g, const char *key, const struct kist_idmap *m, size_t n)
+{
+  kist_jgen_str (g, key);
+  kist_jgen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    {
+      kist_jgen_map_open (g);
+      kist_jgen_kint (g, "containerID", m[i].container_id);
+      kist_jgen_kint (g, "hostID", m[i].host_id);
+      kist_jgen_kint (g, "size", m[i].size);
+      kist_jgen_map_close (g);
+    }
+  kist_jgen_array_close (g);
+}
+
+/* uid or gid 0 inside -> host_id (the caller), the only id mapped. */
 static void
 g_idmap (struct kist_jgen *g, const char *k, unsigned host_id)
 {
-  kist_jgen_str (g, k);
-  kist_jgen_array_open (g);
-  kist_jgen_map_open (g);
-  kist_jgen_kint (g, "containerID", 0);
-  kist_jgen_kint (g, "hostID", host_id);
-  kist_jgen_kint (g, "size", 1);
-  kist_jgen_map_close (g);
-  kist_jgen_array_close (g);
+  const struct kist_idmap m = { .container_id = 0, .host_id = host_id, .size = 1 };
+  kist_spec_gen_idmaps (g, k, &m, 1);
 }
 
 static void
@@ -94,13 +105,13 @@ g_mounts (struct kist_jgen *g, bool rootless)
 
   kist_jgen_str (g, "mounts");
   kist_jgen_array_open (g);
-  g_mount (g, "/proc", "proc", "proc", NULL);
-  g_mount (g, "/dev", "tmpfs", "tmpfs", dev);
-  g_mount (g, "/dev/pts", "devpts", "devpts", rootless ? pts_rootless : pts);
-  g_mount (g, "/dev/shm", "tmpfs", "shm", shm);
-  g_mount (g, "/dev/mqueue", "mqueue", "mqueue", mqueue);
-  g_mount (g, "/sys", "sysfs", "sysfs", sys);
-  g_mount (g, "/sys/fs/cgroup", "cgroup2", "cgroup", cgroup);
+  kist_spec_gen_mount (g, "/proc", "proc", "proc", NULL);
+  kist_spec_gen_mount (g, "/dev", "tmpfs", "tmpfs", dev);
+  kist_spec_gen_mount (g, "/dev/pts", "devpts", "devpts", rootless ? pts_rootless : pts);
+  kist_spec_gen_mount (g, "/dev/shm", "tmpfs", "shm", shm);
+  kist_spec_gen_mount (g, "/dev/mqueue", "mqueue", "mqueue", mqueue);
+  kist_spec_gen_mount (g, "/sys", "sysfs", "sysfs", sys);
+  kist_spec_gen_mount (g, "/sys/fs/cgroup", "cgroup2", "cgroup", cgroup);
   kist_jgen_array_close (g);
 }
 

@@ -388,3 +388,13 @@ kist_time_rfc3339 (void)
   strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
 }
+
+bool
+kist_is_mount_root (int dirfd, const char *name)
+{
+  struct statx stx;
+  if (statx (dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
+    return false;
+  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+         && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}

@@ -97,4 +97,8 @@ bool kist_list_contains (const char *csv, const char *item);
 /* Current time as RFC 3339 UTC with nanoseconds ("2026-11-29T13:56:21.123456789Z"). */
 char *kist_time_rfc3339 (void);
 
+/* Is dirfd/name (never followed) the root of a mount visible in our mount
+ * namespace?  false when it cannot be told (statx failed). */
+bool kist_is_mount_root (int dirfd, const char *name);
+
 #endif

@@ -104,16 +104,6 @@ kist_workspace_resolve (const char *arg, char **out, struct kist_error **err)
 
 /* ------------------------------------------------------------ helpers */
 
-static bool
-is_mount_root (int dirfd, const char *name)
-{
-  struct statx stx;
-  if (statx (dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &stx) < 0)
-    return false;
-  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-         && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
 /* Our own directory (or file) without the permission bits we need: add them
  * (never following a symlink).  Only for entries owned by us. */
 static void
@@ -209,7 +199,7 @@ remove_entry (const struct rm_ctx *c, int parentfd, const char *name, const char
         return kist_error_make (err, errno, "%s: remove `%s`", c->what, path);
       return 1;
     }
-  if (st.st_dev != c->dev || is_mount_root (parentfd, name))
+  if (st.st_dev != c->dev || kist_is_mount_root (parentfd, name))
     return kist_error_make (err, EXDEV,
                             "%s: `%s` is a mount point or on another filesystem; refusing to "
                             "remove across it",
@@ -591,7 +581,7 @@ merge_dir (struct merge_ctx *c, int ufd, int dfd, const char *rel, int depth,
       /* Whiteout: the entry was deleted in the sandbox. */
       if (S_ISCHR (us.st_mode) && us.st_rdev == 0)
         {
-          if (exists && (ds.st_dev != c->dev || is_mount_root (dfd, name)))
+          if (exists && (ds.st_dev != c->dev || kist_is_mount_root (dfd, name)))
             {
               skip (c, sub);
               continue;
@@ -604,7 +594,7 @@ merge_dir (struct merge_ctx *c, int ufd, int dfd, const char *rel, int depth,
         }
       /* Never write across a mount point in the workspace: the sandbox saw
        * the directory under it (the overlay's lower layer has no submounts). */
-      if (exists && (ds.st_dev != c->dev || is_mount_root (dfd, name)))
+      if (exists && (ds.st_dev != c->dev || kist_is_mount_root (dfd, name)))
         {
           skip (c, sub);
           continue;

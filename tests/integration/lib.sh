@@ -185,7 +185,8 @@ kc ()
   RC=$?
   OUT=$(cat "$LAST.out")
   ERR=$(cat "$LAST.err")
-  if [ "$RC" = 124 ] && [ "$1" != run ]; then
+  # (run and sandbox exit with the command's status: 124 may be its own.)
+  if [ "$RC" = 124 ] && [ "$1" != run ] && [ "$1" != sandbox ]; then
     echo "      (kist $* timed out after ${KIST_IT_TIMEOUT}s)" >&2
   fi
   return 0
@@ -403,12 +404,18 @@ mkbundle ()
 {
   local b=$T/$1
   rm -rf --one-file-system "$b"
-  mkdir -p "$b"
-  cp -a "$ROOTFS_SRC" "$b/rootfs"
-  # One inode for every copy of busybox: leftovers.sh finds processes by it.
-  ln -f "$ROOTFS_SRC/bin/busybox" "$b/rootfs/bin/busybox"
+  copy_rootfs "$b"
   mkconfig > "$b/config.json"
   printf '%s' "$b"
+}
+
+# copy_rootfs DIR: DIR (created) with a fresh copy of the rootfs, DIR/rootfs.
+copy_rootfs ()
+{
+  mkdir -p "$1"
+  cp -a "$ROOTFS_SRC" "$1/rootfs"
+  # One inode for every copy of busybox: leftovers.sh finds processes by it.
+  ln -f "$ROOTFS_SRC/bin/busybox" "$1/rootfs/bin/busybox"
 }
 
 # sh_args SCRIPT: C_ARGS running SCRIPT with sh -c.
@@ -425,6 +432,80 @@ chmod 0777 "$MARKDIR"
 with_marker ()
 {
   C_MOUNTS_EXTRA+=", $(bind_json "$MARKDIR" /mark)"
+}
+
+# --- kist as the unprivileged user nobody ----------------------------------------
+
+# The ids of user nobody ("" when there is none).  As nobody, kist has no
+# --root: its state root is the default one, $XDG_RUNTIME_DIR/kist, with
+# XDG_RUNTIME_DIR=$XDG (made by nobody_dir "$XDG" 0700).
+NOBODY_UID=$(id -u nobody 2> /dev/null)
+NOBODY_GID=$(id -g nobody 2> /dev/null)
+AS_NOBODY=(setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups)
+XDG=$T/xdg
+
+# as_nobody COMMAND...: COMMAND as nobody, without supplementary groups.
+# (Where a function cannot go, e.g. after exec or timeout: "${AS_NOBODY[@]}".)
+as_nobody ()
+{
+  "${AS_NOBODY[@]}" "$@"
+}
+
+# nobody_ok WHAT: succeeds when there is a user nobody who can make user
+# namespaces; else records the skip of WHAT and fails.
+nobody_ok ()
+{
+  if [ -z "$NOBODY_UID" ]; then
+    skip "$1" "there is no user nobody"
+    return 1
+  fi
+  if ! as_nobody unshare -U true 2> /dev/null; then
+    skip "$1" "unprivileged user namespaces are not available here"
+    return 1
+  fi
+  return 0
+}
+
+# nobody_dir DIR [MODE]: make DIR, owned by nobody (when there is one), and
+# chmod it to MODE if given.
+nobody_dir ()
+{
+  mkdir -p "$1"
+  [ -n "$NOBODY_UID" ] && chown "$NOBODY_UID:$NOBODY_GID" "$1"
+  [ -z "${2:-}" ] || chmod "$2" "$1"
+}
+
+# nobody_bundle DIR: DIR owned by nobody with a copy of the rootfs (root-owned,
+# as it is), for `kist spec --rootless` run as nobody to write config.json in.
+nobody_bundle ()
+{
+  copy_rootfs "$1"
+  chown "$NOBODY_UID:$NOBODY_GID" "$1"
+}
+
+# kn_in DIR TAG ARGS...: like kc, but kist runs as nobody from DIR, with
+# XDG_RUNTIME_DIR=$XDG and no --root; sets RC, OUT and ERR.
+kn_in ()
+{
+  local dir=$1 tag=$2
+  shift 2
+  LAST=$T/$tag
+  printf 'XDG_RUNTIME_DIR=%s kist %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
+  (cd "$dir" && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
+      "${AS_NOBODY[@]}" "$KIST" "$@") > "$LAST.out" 2> "$LAST.err" < /dev/null
+  RC=$?
+  OUT=$(cat "$LAST.out")
+  ERR=$(cat "$LAST.err")
+}
+
+# rootless_config FILE ARGS: the config.json FILE written by `kist spec
+# --rootless`, on one line, with process.args ARGS (a JSON array without `]`,
+# `#`, `&` or `\` inside) and the leftover marker in the environment; on stdout.
+rootless_config ()
+{
+  tr '\n' ' ' < "$1" \
+    | sed -E 's#"args" *: *\[[^]]*\]#"args": '"$2"'#;
+              s#"TERM=xterm"#"TERM=xterm", "KIST_IT_MARK='"$MARK"'"#'
 }
 
 # --- leftovers --------------------------------------------------------------------

@@ -135,43 +135,20 @@ kc cdel delete --force "$cid"
 kc del delete --force "$id"
 
 # ---- rootless ----------------------------------------------------------------
-NOBODY_UID=$(id -u nobody 2> /dev/null)
-NOBODY_GID=$(id -g nobody 2> /dev/null)
-if [ -z "$NOBODY_UID" ]; then
-  skip "rootless exec" "there is no user nobody"
-elif ! setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups unshare -U true 2> /dev/null; then
-  skip "rootless exec" "unprivileged user namespaces are not available here"
-else
-  XDG=$T/xdg
-  mkdir -p "$XDG"
-  chown "$NOBODY_UID:$NOBODY_GID" "$XDG"
-  chmod 0700 "$XDG"
+if nobody_ok "rootless exec"; then
+  nobody_dir "$XDG" 0700
   RB=$T/rootless
-  mkdir -p "$RB"
-  cp -a "$ROOTFS_SRC" "$RB/rootfs"
-  ln -f "$ROOTFS_SRC/bin/busybox" "$RB/rootfs/bin/busybox"
-  chown "$NOBODY_UID:$NOBODY_GID" "$RB"
+  nobody_bundle "$RB"
   kn ()
   {
-    local tag=$1
-    shift
-    LAST=$T/$tag
-    printf 'XDG_RUNTIME_DIR=%s kist %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
-    (cd "$RB" && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
-        setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$KIST" "$@") \
-      > "$LAST.out" 2> "$LAST.err" < /dev/null
-    RC=$?
-    OUT=$(cat "$LAST.out")
-    ERR=$(cat "$LAST.err")
+    kn_in "$RB" "$@"
   }
   test_cleanup ()
   {
     kn cleanup delete --force "$rid"
   }
   kn spec spec --rootless
-  tr '\n' ' ' < "$RB/config.json" \
-    | sed -E 's#"args" *: *\[[^]]*\]#"args": ["sleep", "3141"]#;
-              s#"TERM=xterm"#"TERM=xterm", "KIST_IT_MARK='"$MARK"'"#' > "$T/rl-config.json"
+  rootless_config "$RB/config.json" '["sleep", "3141"]' > "$T/rl-config.json"
   cp "$T/rl-config.json" "$RB/config.json"
   rid=$(new_id rl-exec)
   kn rrun run --detach "$rid"

@@ -3,43 +3,17 @@
 # `kist spec --rootless` (a user namespace mapping uid/gid 0 to the caller).
 . "$(dirname "$0")/lib.sh"
 
-NOBODY_UID=$(id -u nobody 2> /dev/null)
-NOBODY_GID=$(id -g nobody 2> /dev/null)
-if [ -z "$NOBODY_UID" ]; then
-  skip "rootless" "there is no user nobody"
-  exit 0
-fi
-as_nobody ()
-{
-  setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"
-}
-if ! as_nobody unshare -U true 2> /dev/null; then
-  skip "rootless" "unprivileged user namespaces are not available here"
-  exit 0
-fi
+nobody_ok "rootless" || exit 0
 
 # The state root is the default one, $XDG_RUNTIME_DIR/kist.
-XDG=$T/xdg
-mkdir -p "$XDG"
-chown "$NOBODY_UID:$NOBODY_GID" "$XDG"
-chmod 0700 "$XDG"
+nobody_dir "$XDG" 0700
 REPDIR=$T/nobody-reports
-mkdir -p "$REPDIR"
-chown "$NOBODY_UID:$NOBODY_GID" "$REPDIR"
+nobody_dir "$REPDIR"
 
-# kn TAG ARGS...: kist as nobody (like kc, without --root).
+# kn TAG ARGS...: kist as nobody (like kc, without --root), from the bundle.
 kn ()
 {
-  local tag=$1
-  shift
-  LAST=$T/$tag
-  printf 'XDG_RUNTIME_DIR=%s kist %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
-  (cd "$B" && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
-      setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$KIST" "$@") \
-    > "$LAST.out" 2> "$LAST.err" < /dev/null
-  RC=$?
-  OUT=$(cat "$LAST.out")
-  ERR=$(cat "$LAST.err")
+  kn_in "$B" "$@"
 }
 test_cleanup ()
 {
@@ -56,10 +30,7 @@ kn_state ()
 }
 
 B=$T/rootless
-mkdir -p "$B"
-cp -a "$ROOTFS_SRC" "$B/rootfs"
-ln -f "$ROOTFS_SRC/bin/busybox" "$B/rootfs/bin/busybox"
-chown "$NOBODY_UID:$NOBODY_GID" "$B"
+nobody_bundle "$B"
 kn spec spec --rootless
 expect_eq "kist spec --rootless as nobody exits 0" 0 "$RC"
 expect_true "kist spec --rootless wrote config.json" test -s "$B/config.json"
@@ -74,9 +45,8 @@ kn spec2 spec --rootless
 expect_ne "kist spec refuses to overwrite config.json" 0 "$RC"
 
 # Our command, and the leftover marker in the environment.
-tr '\n' ' ' < "$B/config.json" \
-  | sed -E 's#"args" *: *\[[^]]*\]#"args": ["sh", "-c", "id -u; id -g; cat /proc/self/uid_map; hostname; sleep 0.2"]#;
-            s#"TERM=xterm"#"TERM=xterm", "KIST_IT_MARK='"$MARK"'"#' > "$T/config.new"
+rootless_config "$B/config.json" \
+  '["sh", "-c", "id -u; id -g; cat /proc/self/uid_map; hostname; sleep 0.2"]' > "$T/config.new"
 cp "$T/config.new" "$B/config.json"
 expect_contains "the config was edited" "$(cat "$B/config.json")" "KIST_IT_MARK=$MARK"
 

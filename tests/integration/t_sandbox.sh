@@ -8,9 +8,6 @@
 # on a host without the memory controller.
 . "$(dirname "$0")/lib.sh"
 
-NOBODY_UID=$(id -u nobody 2> /dev/null)
-NOBODY_GID=$(id -g nobody 2> /dev/null)
-
 if [ ! -x /usr/bin/env ] || [ ! -x /usr/bin/id ] || [ ! -L /bin ]; then
   skip "sandbox" "the host has no merged /usr with /usr/bin/env and /usr/bin/id"
   exit 0
@@ -19,10 +16,7 @@ fi
 REPDIR=$T/reports
 mkdir -p "$REPDIR"
 chmod 0777 "$REPDIR"
-XDG=$T/xdg
-mkdir -p "$XDG"
-[ -n "$NOBODY_UID" ] && chown "$NOBODY_UID:$NOBODY_GID" "$XDG"
-chmod 0700 "$XDG"
+nobody_dir "$XDG" 0700
 
 MODE=root      # or nobody
 SROOT=$ROOT    # the state root of the current mode
@@ -32,20 +26,11 @@ ks ()
 {
   local tag=$MODE-$1
   shift
-  LAST=$T/$tag
   if [ "$MODE" = root ]; then
-    printf 'kist --root %s sandbox %s\n' "$ROOT" "$*" > "$LAST.cmd"
-    timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" sandbox "$@" \
-      > "$LAST.out" 2> "$LAST.err" < /dev/null
+    kc "$tag" sandbox "$@"
   else
-    printf 'XDG_RUNTIME_DIR=%s kist sandbox %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
-    (cd / && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
-      setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups \
-      "$KIST" sandbox "$@") > "$LAST.out" 2> "$LAST.err" < /dev/null
+    kn_in / "$tag" sandbox "$@"
   fi
-  RC=$?
-  OUT=$(cat "$LAST.out")
-  ERR=$(cat "$LAST.err")
 }
 
 # The marker makes every sandbox process findable (leftovers.sh).
@@ -208,8 +193,8 @@ suite ()
     "$KIST" --root "$ROOT" sandbox "${BASE[@]}" --report "$rep" -- sh -c 'sleep 60 & sleep 61' \
       > /dev/null 2> "$T/kill9.err" < /dev/null &
   else
-    (cd / && XDG_RUNTIME_DIR=$XDG exec setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" \
-      --clear-groups "$KIST" sandbox "${BASE[@]}" --report "$rep" -- sh -c 'sleep 60 & sleep 61') \
+    (cd / && XDG_RUNTIME_DIR=$XDG exec "${AS_NOBODY[@]}" "$KIST" sandbox "${BASE[@]}" \
+      --report "$rep" -- sh -c 'sleep 60 & sleep 61') \
       > /dev/null 2> "$T/kill9.err" < /dev/null &
   fi
   pid=$!
@@ -237,8 +222,8 @@ suite ()
     if [ "$MODE" = root ]; then
       kist delete --force "$id" > /dev/null 2>&1
     else
-      (cd / && XDG_RUNTIME_DIR=$XDG setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" \
-        --clear-groups "$KIST" delete --force "$id") > /dev/null 2>&1 < /dev/null
+      (cd / && XDG_RUNTIME_DIR=$XDG as_nobody "$KIST" delete --force "$id") \
+        > /dev/null 2>&1 < /dev/null
     fi
     rm -rf --one-file-system "${SROOT:?}/~sandbox/$id"
   fi
@@ -281,11 +266,7 @@ suite ()
 
 suite
 
-if [ -z "$NOBODY_UID" ]; then
-  skip "sandbox as nobody" "there is no user nobody"
-elif ! setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups unshare -U true 2> /dev/null; then
-  skip "sandbox as nobody" "unprivileged user namespaces are not available here"
-else
+if nobody_ok "sandbox as nobody"; then
   MODE=nobody
   SROOT=$XDG/kist
   suite

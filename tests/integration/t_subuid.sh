@@ -8,8 +8,6 @@
 # written, and other tests running at the same time do not see the range.
 . "$(dirname "$0")/lib.sh"
 
-NOBODY_UID=$(id -u nobody 2> /dev/null)
-NOBODY_GID=$(id -g nobody 2> /dev/null)
 HELPER=
 for d in /usr/bin /bin; do
   [ -x "$d/newuidmap" ] && [ -x "$d/newgidmap" ] && HELPER=$d/newuidmap && break
@@ -18,18 +16,7 @@ if [ -z "$HELPER" ]; then
   skip "subuid" "newuidmap/newgidmap are not installed (apt-get install uidmap; tests/deps.sh does)"
   exit 0
 fi
-if [ -z "$NOBODY_UID" ]; then
-  skip "subuid" "there is no user nobody"
-  exit 0
-fi
-as_nobody ()
-{
-  setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"
-}
-if ! as_nobody unshare -U true 2> /dev/null; then
-  skip "subuid" "unprivileged user namespaces are not available here"
-  exit 0
-fi
+nobody_ok "subuid" || exit 0
 if [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/1/ns/mnt)" ]; then
   fail "subuid: the test runs in a private mount namespace" "refusing to bind-mount over /etc/subuid on the host"
   exit 1
@@ -76,45 +63,28 @@ subid_off ()
   MOUNTED=()
 }
 
-XDG=$T/xdg
-mkdir -p "$XDG"
-chown "$NOBODY_UID:$NOBODY_GID" "$XDG"
-chmod 0700 "$XDG"
+nobody_dir "$XDG" 0700
 REPDIR=$T/nobody-reports
-mkdir -p "$REPDIR"
-chown "$NOBODY_UID:$NOBODY_GID" "$REPDIR"
+nobody_dir "$REPDIR"
 
 # kn TAG ARGS...: kist as nobody, from the bundle dir.
 kn ()
 {
-  local tag=$1
-  shift
-  LAST=$T/$tag
-  printf 'XDG_RUNTIME_DIR=%s kist %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
-  (cd "$B" && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
-      setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$KIST" "$@") \
-    > "$LAST.out" 2> "$LAST.err" < /dev/null
-  RC=$?
-  OUT=$(cat "$LAST.out")
-  ERR=$(cat "$LAST.err")
+  kn_in "$B" "$@"
 }
 
 B=$T/bundle
-mkdir -p "$B"
-cp -a "$ROOTFS_SRC" "$B/rootfs"
-ln -f "$ROOTFS_SRC/bin/busybox" "$B/rootfs/bin/busybox"
-chown "$NOBODY_UID:$NOBODY_GID" "$B"
+nobody_bundle "$B"
 kn spec spec --rootless
 expect_eq "kist spec --rootless as nobody exits 0" 0 "$RC"
-tr '\n' ' ' < "$B/config.json" > "$T/config.base"
+rootless_config "$B/config.json" \
+  '["sh", "-c", "cat /proc/self/uid_map /proc/self/gid_map; id -u"]' > "$T/config.base"
 
 # mkcfg UIDHOST2: the rootless config with uid 0 -> nobody and 1.. -> UIDHOST2
 # (65536 ids), gid 0 -> nobody's group and 1.. -> 300000.
 mkcfg ()
 {
-  sed -E 's#"args" *: *\[[^]]*\]#"args": ["sh", "-c", "cat /proc/self/uid_map /proc/self/gid_map; id -u"]#;
-          s#"TERM=xterm"#"TERM=xterm", "KIST_IT_MARK='"$MARK"'"#;
-          s#"uidMappings" *: *\[[^]]*\]#"uidMappings": [{"containerID": 0, "hostID": '"$NOBODY_UID"', "size": 1}, {"containerID": 1, "hostID": '"$1"', "size": 65536}]#;
+  sed -E 's#"uidMappings" *: *\[[^]]*\]#"uidMappings": [{"containerID": 0, "hostID": '"$NOBODY_UID"', "size": 1}, {"containerID": 1, "hostID": '"$1"', "size": 65536}]#;
           s#"gidMappings" *: *\[[^]]*\]#"gidMappings": [{"containerID": 0, "hostID": '"$NOBODY_GID"', "size": 1}, {"containerID": 1, "hostID": 300000, "size": 65536}]#' \
     "$T/config.base" > "$B/config.json"
 }
@@ -161,14 +131,7 @@ ks ()
 {
   local tag=$1
   shift
-  LAST=$T/$tag
-  printf 'XDG_RUNTIME_DIR=%s kist sandbox %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
-  (cd / && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
-      setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups \
-      "$KIST" sandbox "$@") > "$LAST.out" 2> "$LAST.err" < /dev/null
-  RC=$?
-  OUT=$(cat "$LAST.out")
-  ERR=$(cat "$LAST.err")
+  kn_in / "$tag" sandbox "$@"
 }
 SBASE=(--ro /usr --setenv "KIST_IT_MARK=$MARK")
 

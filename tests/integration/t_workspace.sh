@@ -9,9 +9,6 @@
 # ROOT/~sandbox.
 . "$(dirname "$0")/lib.sh"
 
-NOBODY_UID=$(id -u nobody 2> /dev/null)
-NOBODY_GID=$(id -g nobody 2> /dev/null)
-
 if [ ! -x /usr/bin/env ] || [ ! -L /bin ]; then
   skip "workspace" "the host has no merged /usr"
   exit 0
@@ -24,10 +21,7 @@ fi
 REPDIR=$T/reports
 mkdir -p "$REPDIR"
 chmod 0777 "$REPDIR"
-XDG=$T/xdg
-mkdir -p "$XDG"
-chown "$NOBODY_UID:$NOBODY_GID" "$XDG"
-chmod 0700 "$XDG"
+nobody_dir "$XDG" 0700
 
 MODE=root
 SROOT=$ROOT
@@ -38,20 +32,11 @@ ks ()
 {
   local tag=$MODE-$1
   shift
-  LAST=$T/$tag
   if [ "$MODE" = root ]; then
-    printf 'kist --root %s sandbox %s\n' "$ROOT" "$*" > "$LAST.cmd"
-    timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" sandbox "$@" \
-      > "$LAST.out" 2> "$LAST.err" < /dev/null
+    kc "$tag" sandbox "$@"
   else
-    printf 'XDG_RUNTIME_DIR=%s kist sandbox %s (as nobody)\n' "$XDG" "$*" > "$LAST.cmd"
-    (cd / && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
-      setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups \
-      "$KIST" sandbox "$@") > "$LAST.out" 2> "$LAST.err" < /dev/null
+    kn_in / "$tag" sandbox "$@"
   fi
-  RC=$?
-  OUT=$(cat "$LAST.out")
-  ERR=$(cat "$LAST.err")
 }
 
 BASE=(--ro /usr --setenv "KIST_IT_MARK=$MARK")
@@ -215,9 +200,7 @@ B" "$(head -n 2 <<< "$OUT")"
 
 suite
 
-if ! setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups unshare -U true 2> /dev/null; then
-  skip "workspace as nobody" "unprivileged user namespaces are not available here"
-else
+if nobody_ok "workspace as nobody"; then
   MODE=nobody
   SROOT=$XDG/kist
   suite
