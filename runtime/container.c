@@ -388,6 +388,12 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                             "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
   if (kist_ns_check (spec, err) < 0)
     return -1;
+  if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present)
+    return kist_error_make (err, EPERM,
+                            "config.json: linux.namespaces: kist runs as uid %u, not root, and the "
+                            "config asks for no user namespace; a rootless container needs one "
+                            "(write the config with `kist spec --rootless`)",
+                            (unsigned) geteuid ());
   if (resolve_rootfs (&ctx, err) < 0)
     return -1;
   rootfs_owned = ctx.rootfs;

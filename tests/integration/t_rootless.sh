@@ -102,4 +102,14 @@ expect_ne "nobody cannot kill root's container" 0 "$?"
 expect_true "root's container survived nobody's kill" pid_alive "$rpid"
 kc rdel delete --force "$rid"
 
+# A config without a user namespace, run by a non-root user: a clear error
+# that says what to do, exit 125, nothing left.
+B2=$T/rootless-nouserns
+nobody_bundle "$B2"
+kn_in "$B2" spec3 spec
+kn_in "$B2" nouserns run "$(new_id nouserns)"
+expect_eq "rootless without a user namespace: exit 125" 125 "$RC"
+expect_contains "rootless without a user namespace: the error says how to fix it" "$ERR" \
+  "kist spec --rootless"
+
 nothing_left "rootless"
