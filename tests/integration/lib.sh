@@ -483,6 +483,20 @@ nobody_bundle ()
   chown "$NOBODY_UID:$NOBODY_GID" "$1"
 }
 
+# sandbox_dirs_empty: the sandbox dirs (ROOT/~sandbox, as root and as nobody)
+# must be empty after a test's sandboxes; then they go.
+sandbox_dirs_empty ()
+{
+  local d
+  for d in "$ROOT/~sandbox" "$XDG/kist/~sandbox"; do
+    if [ -d "$d" ] && [ -n "$(ls -A "$d")" ]; then
+      fail "cleanup: $d is empty" "$(ls -A "$d")"
+      rm -rf --one-file-system "$d"
+    fi
+    rmdir "$d" 2> /dev/null
+  done
+}
+
 # kn_in DIR TAG ARGS...: like kc, but kist runs as nobody from DIR, with
 # XDG_RUNTIME_DIR=$XDG and no --root; sets RC, OUT and ERR.
 kn_in ()

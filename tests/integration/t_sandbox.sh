@@ -274,13 +274,5 @@ fi
 
 test_cleanup ()
 {
-  # The sandbox dirs (ROOT/~sandbox) must be empty; then they go.
-  local d
-  for d in "$ROOT/~sandbox" "$XDG/kist/~sandbox"; do
-    if [ -d "$d" ] && [ -n "$(ls -A "$d")" ]; then
-      fail "cleanup: $d is empty" "$(ls -A "$d")"
-      rm -rf --one-file-system "$d"
-    fi
-    rmdir "$d" 2> /dev/null
-  done
+  sandbox_dirs_empty
 }
