@@ -5,8 +5,10 @@
  * tmpfs) and before pivot_root (so the host's nodes are still reachable for
  * the fallback).  The default nodes null, zero, full, random, urandom and tty
  * plus linux.devices are made with mknodat in their resolved parent
- * directory; when mknod is not permitted (a user namespace), the host's node
- * at the same path is bind-mounted onto an empty file instead, as runc does.
+ * directory (no component of which may be a symlink in the image: an image
+ * /dev pointing at a host-looking path or a volume gets nothing); when mknod
+ * is not permitted (a user namespace), the host's node at the same path is
+ * bind-mounted onto an empty file instead, as runc does.
  * Every node is read back with fstatat (type and device number). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -113,12 +115,31 @@ bind_host_node (int parentfd, const char *name, const struct node *n, struct kis
   _cleanup_close_ int target = openat (parentfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0)
     return kist_error_make (err, errno, "%s: open the bind target", n->path);
+  struct stat tst;
+  if (fstat (target, &tst) < 0)
+    return kist_error_make (err, errno, "%s: stat the bind target", n->path);
+  if (S_ISDIR (tst.st_mode) || S_ISLNK (tst.st_mode))
+    return kist_error_make (err, EEXIST, "%s was replaced by a %s while kist made it", n->path,
+                            S_ISDIR (tst.st_mode) ? "directory" : "symlink");
   _cleanup_close_ int tree = open_tree (AT_FDCWD, n->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
     return kist_error_make (err, errno, "%s: open_tree of the host node", n->path);
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "%s: move_mount of the host node", n->path);
   return 0;
+}
+
+/* The directory fd of path (made if missing) for nodes and symlinks: no
+ * component may be a symlink in the image, so that an image whose /dev points
+ * elsewhere (a host-looking path, a shared volume) gets nothing made there. */
+static int
+dev_dir (int rootfd, const char *path, struct kist_error **err)
+{
+  int fd = kist_resolve_mkpath_exact (rootfd, path, KIST_MKPATH_DIR, 0755, err);
+  if (fd == -ELOOP)
+    return kist_error_wrap (err, "device nodes and the /dev symlinks are made only in ordinary "
+                                 "directories");
+  return fd;
 }
 
 static int
@@ -128,7 +149,7 @@ make_node (int rootfd, const struct node *n, enum how *how, struct kist_error **
   const char *name = NULL;
   if (split_path (n->path, &parent, &name, err) < 0)
     return -1;
-  _cleanup_close_ int dirfd = kist_resolve_mkpath (rootfd, parent, KIST_MKPATH_DIR, 0755, err);
+  _cleanup_close_ int dirfd = dev_dir (rootfd, parent, err);
   if (dirfd < 0)
     return kist_error_wrap (err, "%s", n->path);
 
@@ -220,7 +241,7 @@ link_is (int dirfd, const char *name, const char *target)
 static int
 make_links (int rootfd, char **made, struct kist_error **err)
 {
-  _cleanup_close_ int dirfd = kist_resolve_mkpath (rootfd, "/dev", KIST_MKPATH_DIR, 0755, err);
+  _cleanup_close_ int dirfd = dev_dir (rootfd, "/dev", err);
   if (dirfd < 0)
     return -1;
   _cleanup_free_ char *list = NULL, *kept = NULL;

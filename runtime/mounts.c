@@ -4,6 +4,10 @@
  * Runs in the container init before pivot_root.  Each entry, in order:
  *   - the destination is resolved (and created) inside the root with
  *     kist_resolve_mkpath, so a symlink in the image cannot point it outside;
+ *     proc, sysfs and anything at /proc, /sys, /dev or below /proc with
+ *     kist_resolve_mkpath_exact: no symlink at all (runc: "must be mounted on
+ *     ordinary directory"), and no other mount may reach procfs or sysfs
+ *     through a symlink (see dest_exactness);
  *   - a bind ("bind" type, or a "bind"/"rbind" option) is an open_tree clone
  *     of the source, its attributes set with mount_setattr while it is still
  *     detached, then move_mount onto the destination fd;
@@ -135,6 +139,14 @@ attrs_apply (struct attrs *a, uint64_t set, uint64_t clr)
   a->clr = (a->clr & ~set) | clr;
 }
 
+/* How a destination is resolved in the image (see dest_exactness). */
+enum exactness
+{
+  EXACT_NONE,    /* symlinks are followed, inside the root (as runc does) */
+  EXACT_TOP,     /* the top directory (/sys, /dev) must not be a symlink */
+  EXACT_ALL      /* no component may be a symlink */
+};
+
 struct plan
 {
   bool bind, rbind;
@@ -145,6 +157,8 @@ struct plan
   size_t n_fsopts;
   const char *fstype;        /* after mapping */
   bool cgroup_mapped;
+  char *clean;               /* the destination, lexically cleaned */
+  enum exactness exact;
 };
 
 static void
@@ -152,6 +166,8 @@ plan_clear (struct plan *p)
 {
   free (p->fsopts);
   p->fsopts = NULL;
+  free (p->clean);
+  p->clean = NULL;
 }
 #define _cleanup_plan_ __attribute__ ((cleanup (plan_clear)))
 
@@ -399,7 +415,9 @@ verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
               const struct plan *p, unsigned long magic, dev_t src_dev, bool check_dev,
               struct kist_error **err)
 {
-  _cleanup_close_ int fd = kist_resolve_open (ctx->rootfs_fd, dest, O_PATH, 0, err);
+  _cleanup_close_ int fd = p->exact == EXACT_ALL
+                               ? kist_resolve_open_exact (ctx->rootfs_fd, p->clean, O_PATH, 0, err)
+                               : kist_resolve_open (ctx->rootfs_fd, dest, O_PATH, 0, err);
   if (fd < 0)
     return kist_error_wrap (err, "verify: reopen the destination");
   uint64_t id, want, under;
@@ -409,7 +427,8 @@ verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
   if (id != want || id == under)
     return kist_error_make (err, EIO,
                             "verify: the destination is mount %llu, not the new mount %llu (on "
-                            "%llu)",
+                            "%llu): it was renamed or replaced while kist mounted on it (a "
+                            "concurrent change in the image or a shared volume?)",
                             (unsigned long long) id, (unsigned long long) want,
                             (unsigned long long) under);
 
@@ -477,6 +496,108 @@ setattr_tree (int tree, const struct attrs *a, bool recursive, struct kist_error
   return 0;
 }
 
+/* ------------------------------------------------ exact destinations */
+
+static bool
+is_procfs_type (const struct plan *p)
+{
+  return !p->bind && (strcmp (p->fstype, "proc") == 0 || strcmp (p->fstype, "sysfs") == 0);
+}
+
+/* Where the image may not redirect a mount with a symlink (runc: "must be
+ * mounted on ordinary directory"; a symlinked /proc would otherwise get
+ * procfs mounted wherever it points, and the container no /proc of its
+ * own at the path it expects): proc and sysfs anywhere, anything at /proc,
+ * /sys or /dev, and anything below /proc resolve with no symlink at all;
+ * below /sys and /dev, the top directory itself must not be a symlink. */
+static enum exactness
+dest_exactness (const struct plan *p)
+{
+  if (is_procfs_type (p) || kist_path_is_or_under (p->clean, "/proc")
+      || strcmp (p->clean, "/sys") == 0 || strcmp (p->clean, "/dev") == 0)
+    return EXACT_ALL;
+  if (kist_path_is_or_under (p->clean, "/sys") || kist_path_is_or_under (p->clean, "/dev"))
+    return EXACT_TOP;
+  return EXACT_NONE;
+}
+
+static int
+exact_error (const struct plan *p, struct kist_error **err)
+{
+  if (is_procfs_type (p))
+    return kist_error_wrap (err, "%s must be mounted on an ordinary directory at exactly `%s`",
+                            p->fstype, p->clean);
+  return kist_error_wrap (err, "a mount at `%s` must land on an ordinary directory at exactly "
+                               "that path",
+                          p->clean);
+}
+
+static bool
+on_procfs (int fd)
+{
+  struct statfs sf;
+  return fstatfs (fd, &sf) == 0
+         && ((unsigned long) sf.f_type == PROC_SUPER_MAGIC
+             || (unsigned long) sf.f_type == SYSFS_MAGIC);
+}
+
+/* A target reached by following symlinks must not be on procfs or sysfs
+ * unless the same directory is reached with none: a symlink in the image
+ * may not point a mount into /proc or /sys. */
+static int
+check_not_redirected (struct kist_ctx *ctx, const struct plan *p, int target,
+                      struct kist_error **err)
+{
+  if (!on_procfs (target))
+    return 0;
+  _cleanup_error_ struct kist_error *e = NULL;
+  _cleanup_close_ int fd = kist_resolve_open_exact (ctx->rootfs_fd, p->clean, O_PATH, 0, &e);
+  struct stat a, b;
+  uint64_t ida = 0, idb = 1;
+  if (fd >= 0 && fstat (fd, &a) == 0 && fstat (target, &b) == 0
+      && kist_mnt_id_at (fd, "", 0, &ida, NULL) == 0
+      && kist_mnt_id_at (target, "", 0, &idb, NULL) == 0 && a.st_dev == b.st_dev
+      && a.st_ino == b.st_ino && ida == idb)
+    return 0;
+  return kist_error_make (err, ELOOP,
+                          "`%s` leads through a symlink in the image into procfs or sysfs; a "
+                          "mount lands there only at its exact path: remove the symlink from the "
+                          "image or give the real path as the destination",
+                          p->clean);
+}
+
+/* The destination's fd (O_PATH), created if missing, resolved as the plan's
+ * exactness says. */
+static int
+resolve_target (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
+                enum kist_mkpath_kind kind, mode_t mode, struct kist_error **err)
+{
+  if (p->exact == EXACT_ALL)
+    {
+      int fd = kist_resolve_mkpath_exact (ctx->rootfs_fd, p->clean, kind, mode, err);
+      if (fd == -ELOOP)
+        return exact_error (p, err);
+      return fd;
+    }
+  if (p->exact == EXACT_TOP)
+    {
+      const char *top = kist_path_is_or_under (p->clean, "/sys") ? "/sys" : "/dev";
+      _cleanup_close_ int fd
+          = kist_resolve_mkpath_exact (ctx->rootfs_fd, top, KIST_MKPATH_DIR, 0755, err);
+      if (fd == -ELOOP)
+        return exact_error (p, err);
+      if (fd < 0)
+        return fd;
+    }
+  _cleanup_close_ int target = kist_resolve_mkpath (ctx->rootfs_fd, m->destination, kind, mode,
+                                                    err);
+  if (target < 0)
+    return target;
+  if (check_not_redirected (ctx, p, target, err) < 0)
+    return -1;
+  return steal_fd (&target);
+}
+
 /* ------------------------------------------------------------- one mount */
 
 static int
@@ -515,9 +636,8 @@ mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan 
     return kist_error_make (err, errno, "stat the source");
 
   _cleanup_close_ int target
-      = kist_resolve_mkpath (ctx->rootfs_fd, m->destination,
-                             S_ISDIR (st.st_mode) ? KIST_MKPATH_DIR : KIST_MKPATH_FILE,
-                             S_ISDIR (st.st_mode) ? 0755 : 0644, err);
+      = resolve_target (ctx, m, p, S_ISDIR (st.st_mode) ? KIST_MKPATH_DIR : KIST_MKPATH_FILE,
+                        S_ISDIR (st.st_mode) ? 0755 : 0644, err);
   if (target < 0)
     return target;
   if (setattr_tree (tree, &p->rec, true, err) < 0 || setattr_tree (tree, &p->top, false, err) < 0)
@@ -555,8 +675,7 @@ static int
 mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p, bool *fallback,
           struct kist_error **err)
 {
-  _cleanup_close_ int target
-      = kist_resolve_mkpath (ctx->rootfs_fd, m->destination, KIST_MKPATH_DIR, 0755, err);
+  _cleanup_close_ int target = resolve_target (ctx, m, p, KIST_MKPATH_DIR, 0755, err);
   if (target < 0)
     return target;
 
@@ -698,8 +817,12 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       else if (m->destination[strspn (m->destination, "/")] == '\0')
         ret = kist_error_make (&e, EINVAL, "mounting over the container root is not supported "
                                            "(set root.path instead)");
-      else if ((ret = plan_build (m, &p, &e)) == 0)
-        ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &fallback, &e);
+      else if ((ret = plan_build (m, &p, &e)) == 0
+               && (ret = kist_resolve_clean (m->destination, &p.clean, &e)) == 0)
+        {
+          p.exact = dest_exactness (&p);
+          ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &fallback, &e);
+        }
 
       if (ret < 0)
         {

@@ -43,21 +43,29 @@ kist_openat2 (int dirfd, const char *path, int flags, mode_t mode, uint64_t reso
   return -errno;
 }
 
-/* openat2 in the root; returns the fd or -errno. */
+/* openat2 in the root (plus the extra RESOLVE_* flags); returns the fd or
+ * -errno. */
 static int
-resolve_raw (int rootfd, const char *path, int flags, mode_t mode)
+resolve_raw_x (int rootfd, const char *path, int flags, mode_t mode, uint64_t extra)
 {
   if (path == NULL || path[0] == '\0')
     path = ".";
-  return kist_openat2 (rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  return kist_openat2 (rootfd, path, flags, mode,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | extra);
 }
 
-int
-kist_resolve_open (int rootfd, const char *path, int flags, mode_t mode, struct kist_error **err)
+static int
+resolve_open_x (int rootfd, const char *path, int flags, mode_t mode, uint64_t extra,
+                struct kist_error **err)
 {
-  int fd = resolve_raw (rootfd, path, flags, mode);
+  int fd = resolve_raw_x (rootfd, path, flags, mode, extra);
   if (fd < 0)
     {
+      if (fd == -ELOOP && (extra & RESOLVE_NO_SYMLINKS))
+        return kist_error_make (err, ELOOP,
+                                "open `%s` inside the container root: a component is a symlink, "
+                                "and none may be on the way here",
+                                path);
       if (fd == -ENOSYS)
         return kist_error_make (err, ENOSYS,
                                 "open `%s` inside the container root: openat2 is not available "
@@ -66,6 +74,12 @@ kist_resolve_open (int rootfd, const char *path, int flags, mode_t mode, struct 
       return kist_error_make (err, -fd, "open `%s` inside the container root", path);
     }
   return fd;
+}
+
+int
+kist_resolve_open (int rootfd, const char *path, int flags, mode_t mode, struct kist_error **err)
+{
+  return resolve_open_x (rootfd, path, flags, mode, 0, err);
 }
 
 const char *
@@ -128,10 +142,44 @@ splice_link (const char *cur, size_t comp_start, size_t comp_end, const char *ta
  * was replaced by its target). */
 #define MKPATH_RESTART (-4096)
 
+/* The error for a symlink met where none may be (RESOLVE_NO_SYMLINKS):
+ * names it and, if it still is one, its target.  parent: the fd of the
+ * directory holding comp; prefix: the path up to and including comp. */
+static int
+symlink_error (struct kist_error **err, int parent, const char *comp, const char *prefix,
+               const char *path)
+{
+  char target[PATH_MAX];
+  ssize_t n = readlinkat (parent, comp, target, sizeof target - 1);
+  int ret;
+  if (n >= 0)
+    {
+      target[n] = '\0';
+      ret = kist_error_make (err, 0,
+                             "`%s` in the container root is a symlink (to `%s`), and no "
+                             "symlink may be on the way to `%s`: make it a plain directory in "
+                             "the image",
+                             prefix, target, path);
+    }
+  else
+    ret = kist_error_make (err, 0,
+                           "a component of `%s` in the container root is a symlink (or was "
+                           "swapped for one while kist resolved it), and no symlink may be on "
+                           "the way to `%s`: make every component a plain directory in the image",
+                           prefix, path);
+  if (err && *err && (*err)->errnum == 0)
+    {
+      (*err)->errnum = ELOOP;
+      ret = -ELOOP;
+    }
+  return ret;
+}
+
 static int
 mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kind kind,
-             mode_t mode, char **next, struct kist_error **err)
+             mode_t mode, uint64_t extra, char **next, struct kist_error **err)
 {
+  bool nofollow = (extra & RESOLVE_NO_SYMLINKS) != 0;
   _cleanup_close_ int parent_owned = -1;
   int parent = rootfd;
   size_t len = strlen (cur), pos = 0;
@@ -155,9 +203,11 @@ mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kin
       int fd = -ENOENT;
       for (int attempt = 0; attempt < RESOLVE_RETRIES; attempt++)
         {
-          fd = resolve_raw (rootfd, prefix, last ? O_PATH : O_PATH | O_DIRECTORY, 0);
+          fd = resolve_raw_x (rootfd, prefix, last ? O_PATH : O_PATH | O_DIRECTORY, 0, extra);
           if (fd >= 0)
             break;
+          if (fd == -ELOOP && nofollow)
+            return symlink_error (err, parent, comp, prefix, path);
           if (fd == -ENOTDIR)
             return kist_error_make (err, ENOTDIR,
                                     "`%s` inside the container root is not a directory (needed "
@@ -189,6 +239,8 @@ mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kin
                                       prefix);
             }
           target[n] = '\0';
+          if (nofollow)
+            return symlink_error (err, parent, comp, prefix, path);
           *next = splice_link (cur, start, end, target);
           return MKPATH_RESTART;
         }
@@ -210,7 +262,7 @@ mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kin
     }
 
   /* No component at all: "/" itself. */
-  _cleanup_close_ int fd = resolve_raw (rootfd, "/", O_PATH | O_DIRECTORY, 0);
+  _cleanup_close_ int fd = resolve_raw_x (rootfd, "/", O_PATH | O_DIRECTORY, 0, extra);
   if (fd < 0)
     return kist_error_make (err, -fd, "open the container root");
   int r = check_kind (fd, "/", kind, err);
@@ -219,9 +271,9 @@ mkpath_walk (int rootfd, const char *path, const char *cur, enum kist_mkpath_kin
   return steal_fd (&fd);
 }
 
-int
-kist_resolve_mkpath (int rootfd, const char *path, enum kist_mkpath_kind kind, mode_t mode,
-                     struct kist_error **err)
+static int
+mkpath (int rootfd, const char *path, enum kist_mkpath_kind kind, mode_t mode, uint64_t extra,
+        struct kist_error **err)
 {
   if (path == NULL)
     return kist_error_make (err, EINVAL, "kist_resolve_mkpath: no path");
@@ -229,11 +281,81 @@ kist_resolve_mkpath (int rootfd, const char *path, enum kist_mkpath_kind kind, m
   for (int links = 0; links <= MKPATH_MAX_LINKS; links++)
     {
       char *next = NULL;
-      int r = mkpath_walk (rootfd, path, cur, kind, mode, &next, err);
+      int r = mkpath_walk (rootfd, path, cur, kind, mode, extra, &next, err);
       if (r != MKPATH_RESTART)
         return r;
       free (cur);
       cur = next;
     }
   return kist_error_make (err, ELOOP, "resolve `%s` inside the container root", path);
+}
+
+int
+kist_resolve_mkpath (int rootfd, const char *path, enum kist_mkpath_kind kind, mode_t mode,
+                     struct kist_error **err)
+{
+  return mkpath (rootfd, path, kind, mode, 0, err);
+}
+
+int
+kist_resolve_mkpath_exact (int rootfd, const char *path, enum kist_mkpath_kind kind, mode_t mode,
+                           struct kist_error **err)
+{
+  return mkpath (rootfd, path, kind, mode, RESOLVE_NO_SYMLINKS, err);
+}
+
+int
+kist_resolve_open_exact (int rootfd, const char *path, int flags, mode_t mode,
+                         struct kist_error **err)
+{
+  return resolve_open_x (rootfd, path, flags, mode, RESOLVE_NO_SYMLINKS, err);
+}
+
+int
+kist_resolve_clean (const char *path, char **out, struct kist_error **err)
+{
+  if (path == NULL || path[0] != '/')
+    return kist_error_make (err, EINVAL, "`%s` is not an absolute path", path ? path : "(none)");
+  size_t len = strlen (path);
+  char *buf = xmalloc (len + 2);
+  size_t o = 0;
+  for (size_t i = 0; i < len;)
+    {
+      while (i < len && path[i] == '/')
+        i++;
+      size_t start = i;
+      while (i < len && path[i] != '/')
+        i++;
+      size_t l = i - start;
+      if (l == 0 || (l == 1 && path[start] == '.'))
+        continue;
+      if (l == 2 && path[start] == '.' && path[start + 1] == '.')
+        {
+          /* Lexically, as RESOLVE_IN_ROOT does at the root: "/.." is "/". */
+          while (o > 0 && buf[o - 1] != '/')
+            o--;
+          if (o > 0)
+            o--;
+          continue;
+        }
+      buf[o++] = '/';
+      memcpy (buf + o, path + start, l);
+      o += l;
+    }
+  if (o == 0)
+    buf[o++] = '/';
+  buf[o] = '\0';
+  *out = buf;
+  return 0;
+}
+
+bool
+kist_path_is_or_under (const char *p, const char *dir)
+{
+  size_t l = strlen (dir);
+  while (l > 1 && dir[l - 1] == '/')
+    l--;
+  if (l == 1 && dir[0] == '/')
+    return true;
+  return strncmp (p, dir, l) == 0 && (p[l] == '\0' || p[l] == '/');
 }

@@ -45,4 +45,28 @@ const char *kist_fd_path (int fd, char buf[static 32]);
 int kist_mnt_id_at (int dirfd, const char *path, int flags, uint64_t *mnt_id,
                     struct kist_error **err);
 
+
+/* ---- additions (exact paths) ---- */
+
+/* Like kist_resolve_mkpath, but no component of path may be a symlink
+ * (RESOLVE_NO_SYMLINKS, dangling ones included): the result is the plain
+ * directory or file at exactly that path in the root.  A symlink on the way
+ * fails with ELOOP and a message naming it, its target and the fix.  For
+ * mounts that must land where they are configured (proc, sysfs, /dev). */
+int kist_resolve_mkpath_exact (int rootfd, const char *path, enum kist_mkpath_kind kind,
+                               mode_t mode, struct kist_error **err);
+
+/* kist_resolve_open with RESOLVE_NO_SYMLINKS as well (ELOOP on a symlink). */
+int kist_resolve_open_exact (int rootfd, const char *path, int flags, mode_t mode,
+                             struct kist_error **err);
+
+/* The absolute path made lexical: no empty, "." or ".." components (".."
+ * at the root stays there), no trailing "/"; "/" for the root.  *out is
+ * malloc'd.  Fails with EINVAL on a relative path. */
+int kist_resolve_clean (const char *path, char **out, struct kist_error **err);
+
+/* Is path p dir itself or below it (string comparison by components; a
+ * trailing "/" of dir is ignored, every path is under "/")? */
+bool kist_path_is_or_under (const char *p, const char *dir);
+
 #endif

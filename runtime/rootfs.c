@@ -441,17 +441,6 @@ kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 
 /* ------------------------------------------------------ rootfs.pivot_root */
 
-static bool
-path_under (const char *p, const char *dir)
-{
-  size_t l = strlen (dir);
-  while (l > 1 && dir[l - 1] == '/')
-    l--;
-  if (l == 1 && dir[0] == '/')
-    return true;
-  return strncmp (p, dir, l) == 0 && (p[l] == '\0' || p[l] == '/');
-}
-
 /* --no-pivot: hide the host's full proc and sysfs mounts (outside the rootfs)
  * before moving the root, as runc does: with chroot they stay in the mount
  * namespace.  Returns the number detached. */
@@ -467,7 +456,7 @@ detach_host_procfs (struct kist_ctx *ctx, size_t *n, struct kist_error **err)
       const struct mi_entry *m = &t.e[i];
       if (strcmp (m->root, "/") != 0
           || (strcmp (m->fstype, "proc") != 0 && strcmp (m->fstype, "sysfs") != 0)
-          || path_under (m->point, ctx->rootfs))
+          || kist_path_is_or_under (m->point, ctx->rootfs))
         continue;
       if (mount (NULL, m->point, NULL, MS_SLAVE | MS_REC, NULL) < 0)
         {
