@@ -6,13 +6,19 @@
 
 #include "container.h"
 
-/* Open PATH (absolute, under /proc) of the container's proc: resolved inside
- * the container root (ctx->rootfs_fd; the current root when it is -1) with
- * openat2, never through a magic link, and checked to be on procfs (else an
- * EXDEV error that says to mount proc).  O_NOFOLLOW in flags refuses a
- * symlink anywhere on the path (ELOOP), not only at the end: for /proc/sys,
- * not for /proc/self (itself a symlink).  O_CLOEXEC always.  Returns the fd,
- * or a negative errno with *err filled (ENOENT when the file is missing). */
+/* Open PATH (absolute, under /proc) of the container's proc.  /proc is
+ * resolved inside the container root (ctx->rootfs_fd; the current root when
+ * it is -1) without magic links and must be the root directory of a procfs
+ * (not a plain directory or volume with a fake tree, CVE-2019-16884, nor a
+ * procfs subdirectory bound there); the rest of PATH is resolved beneath it
+ * with openat2 RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, so
+ * a file or directory mounted over an entry on the way (a bind of another
+ * procfs file, CVE-2025-52881, or of a volume's file) is refused, not written
+ * through.  Each refusal is an EXDEV error that names the fix.  O_NOFOLLOW in
+ * flags refuses a symlink anywhere on the path (ELOOP), not only at the end:
+ * for /proc/sys, not for /proc/self (itself a symlink).  O_CLOEXEC always.
+ * Returns the fd, or a negative errno with *err filled (ENOENT when the file
+ * is missing). */
 int kist_proc_open (const struct kist_ctx *ctx, const char *path, int flags,
                     struct kist_error **err);
 
