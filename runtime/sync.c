@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the parent <-> container-init protocol (see sync.h).  The receiving
+ * side trusts nothing about a packet: kist_sync_decode checks its size and
+ * type before anything is copied (CVE-2021-43784 class). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -11,69 +14,237 @@
 #include "sync.h"
 #include "util.h"
 
-int
-kist_sync_send (int fd, char type, const void *payload, size_t len)
+/* Every packet type and what its payload may be. */
+enum payload_kind
 {
-  if (len + 1 > KIST_SYNC_MAX)
-    len = KIST_SYNC_MAX - 1;
-  _cleanup_free_ char *buf = xmalloc (len + 1);
-  buf[0] = type;
+  PAYLOAD_NONE,   /* empty */
+  PAYLOAD_ANY,    /* anything (ignored) */
+  PAYLOAD_LAYER,  /* a kist_layer_encode()d entry (its own NUL separators) */
+  PAYLOAD_TEXT,   /* non-empty, no NUL */
+  PAYLOAD_PID     /* 1-10 decimal digits */
+};
+
+static int
+payload_kind (char type)
+{
+  switch (type)
+    {
+    case KIST_SYNC_GO:
+    case KIST_SYNC_READY:
+    case KIST_SYNC_START:
+      return PAYLOAD_NONE;
+    case KIST_SYNC_SECCOMP_FD: /* (what counts is the fd) */
+      return PAYLOAD_ANY;
+    case KIST_SYNC_LAYER:
+      return PAYLOAD_LAYER;
+    case KIST_SYNC_ERROR:
+      return PAYLOAD_TEXT;
+    case KIST_SYNC_PID:
+      return PAYLOAD_PID;
+    default:
+      return -1;
+    }
+}
+
+int
+kist_sync_decode (const void *buf, size_t n, int msg_flags, char *type, char **payload,
+                  size_t *len)
+{
+  if ((msg_flags & MSG_TRUNC) || n > KIST_SYNC_MAX)
+    return -EMSGSIZE;
+  if (n == 0)
+    return -EPROTO;
+  const char *b = buf;
+  const char *p = b + 1;
+  size_t plen = n - 1;
+  switch (payload_kind (b[0]))
+    {
+    case PAYLOAD_NONE:
+      if (plen != 0)
+        return -EPROTO;
+      break;
+    case PAYLOAD_ANY:
+      break;
+    case PAYLOAD_LAYER:
+      if (plen > KIST_LAYER_ENCODED_MAX)
+        return -EMSGSIZE;
+      if (plen == 0)
+        return -EPROTO;
+      break;
+    case PAYLOAD_TEXT:
+      if (plen == 0 || memchr (p, '\0', plen) != NULL)
+        return -EPROTO;
+      break;
+    case PAYLOAD_PID:
+      if (plen == 0 || plen > 10)
+        return -EPROTO;
+      for (size_t i = 0; i < plen; i++)
+        if (p[i] < '0' || p[i] > '9')
+          return -EPROTO;
+      break;
+    default:
+      return -EPROTO;
+    }
+  char *out = xmalloc (plen + 1);
+  if (plen)
+    memcpy (out, p, plen);
+  out[plen] = '\0';
+  *type = b[0];
+  *payload = out;
   if (len)
-    memcpy (buf + 1, payload, len);
+    *len = plen;
+  return 0;
+}
+
+/* sendmsg of [type, payload) with an optional control message. */
+static int
+send_packet (int fd, char type, const void *payload, size_t len, void *control,
+             size_t controllen)
+{
+  /* (Written so that no len, SIZE_MAX included, can wrap around.) */
+  if (len > KIST_SYNC_MAX - 1)
+    return -EMSGSIZE;
+  if (len && payload == NULL)
+    return -EINVAL;
+  struct iovec iov[2] = { { .iov_base = &type, .iov_len = 1 },
+                          { .iov_base = (void *) payload, .iov_len = len } };
+  struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1, .msg_control = control,
+                        .msg_controllen = controllen };
   for (;;)
     {
-      ssize_t w = send (fd, buf, len + 1, MSG_NOSIGNAL);
+      ssize_t w = sendmsg (fd, &msg, MSG_NOSIGNAL);
       if (w < 0 && errno == EINTR)
         continue;
       if (w < 0)
         return -errno;
+      if ((size_t) w != len + 1)
+        return -EMSGSIZE;
       return 0;
     }
 }
 
 int
+kist_sync_send (int fd, char type, const void *payload, size_t len)
+{
+  return send_packet (fd, type, payload, len, NULL, 0);
+}
+
+int
 kist_sync_recv (int fd, char *type, char **payload, size_t *len)
 {
-  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX + 1);
+  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX);
+  struct iovec iov = { .iov_base = buf, .iov_len = KIST_SYNC_MAX };
+  struct msghdr msg;
   ssize_t r;
   do
-    r = recv (fd, buf, KIST_SYNC_MAX, 0);
+    {
+      memset (&msg, 0, sizeof msg);
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      r = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC);
+    }
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return -errno;
-  if (r == 0)
+  if (r == 0 && !(msg.msg_flags & MSG_TRUNC))
     return -ECONNRESET;
-  *type = buf[0];
-  size_t n = (size_t) r - 1;
-  char *p = xmalloc (n + 1);
-  memcpy (p, buf + 1, n);
-  p[n] = '\0';
-  *payload = p;
-  if (len)
-    *len = n;
+  return kist_sync_decode (buf, (size_t) r, msg.msg_flags, type, payload, len);
+}
+
+/* Up to 4 decimal digits of [*p, end) into *v; 0, or -1 when there are
+ * none or more than 4 (no overflow). */
+static int
+take_small_number (const char **p, const char *end, int *v)
+{
+  int n = 0, digits = 0;
+  while (*p < end && **p >= '0' && **p <= '9')
+    {
+      if (++digits > 4)
+        return -1;
+      n = n * 10 + (**p - '0');
+      (*p)++;
+    }
+  if (digits == 0)
+    return -1;
+  *v = n;
   return 0;
 }
 
 int
 kist_sync_send_error (int fd, const struct kist_error *e)
 {
-  _cleanup_free_ char *msg
-      = xasprintf ("%d %d %s", e ? kist_error_exit_status (e) : 125, e ? e->errnum : 0,
-                   e && e->msg ? e->msg : "unknown error");
-  return kist_sync_send (fd, KIST_SYNC_ERROR, msg, strlen (msg));
+  int status = e ? kist_error_exit_status (e) : 125;
+  int errnum = e ? e->errnum : 0;
+  if (status < 0 || status > 255)
+    status = 125;
+  if (errnum < 0 || errnum > 4095)
+    errnum = 0;
+  const char *m = e && e->msg && e->msg[0] ? e->msg : "unknown error";
+  char head[16];
+  int hl = snprintf (head, sizeof head, "%d %d ", status, errnum);
+  size_t room = KIST_SYNC_MAX - 1 - (size_t) hl, ml = strnlen (m, room + 1);
+  if (ml > room)
+    {
+      /* Cut at a character boundary: never in a UTF-8 sequence. */
+      ml = room;
+      while (ml > 0 && ((unsigned char) m[ml] & 0xc0) == 0x80)
+        ml--;
+    }
+  _cleanup_free_ char *msg = xmalloc ((size_t) hl + ml);
+  memcpy (msg, head, (size_t) hl);
+  memcpy (msg + hl, m, ml);
+  return kist_sync_send (fd, KIST_SYNC_ERROR, msg, (size_t) hl + ml);
 }
 
 int
 kist_sync_decode_error (const char *payload, size_t len, struct kist_error **err)
 {
-  int status = 0, errnum = 0, off = 0;
-  if (sscanf (payload, "%d %d %n", &status, &errnum, &off) < 2 || off <= 0 || (size_t) off > len)
-    return kist_error_make (err, 0, "container init sent a malformed error message");
-  int ret = kist_error_make (err, 0, "%s", payload + off);
+  const char *p = payload, *end = payload ? payload + len : NULL;
+  int status = 0, errnum = 0;
+  if (payload == NULL || len == 0 || len > KIST_SYNC_MAX || memchr (payload, '\0', len) != NULL
+      || take_small_number (&p, end, &status) < 0 || p >= end || *p++ != ' '
+      || take_small_number (&p, end, &errnum) < 0 || p >= end || *p++ != ' ' || p >= end
+      || status > 255 || errnum > 4095)
+    return kist_error_make (err, EPROTO, "container init sent a malformed error message");
+  int ret = kist_error_make (err, 0, "%.*s", (int) (end - p), p);
   if (*err)
     {
-      (*err)->errnum = errnum > 0 && errnum < 4096 ? errnum : 0;
-      (*err)->status = status > 0 && status < 256 ? status : 0;
+      (*err)->errnum = errnum;
+      (*err)->status = status;
+    }
+  return ret;
+}
+
+/* s, cut to at most max bytes of whole UTF-8 characters, with a note of the
+ * cut (newly allocated). */
+static char *
+cut_text (const char *s, size_t max)
+{
+  size_t n = strlen (s);
+  if (n <= max)
+    return xstrdup (s);
+  while (max > 0 && ((unsigned char) s[max] & 0xc0) == 0x80)
+    max--;
+  return xasprintf ("%.*s... [%zu bytes cut]", (int) max, s, n - max);
+}
+
+/* kist_layer_encode, with the text fields cut until the entry fits in
+ * KIST_LAYER_ENCODED_MAX: the strings come partly from the image (paths,
+ * symlink targets), and a long one must cost it detail, not the run. */
+static int
+encode_fitting (const struct kist_layer *l, char **buf, size_t *len)
+{
+  int ret = kist_layer_encode (l, buf, len);
+  for (size_t budget = KIST_LAYER_ENCODED_MAX / 4; ret == -EMSGSIZE && budget >= 64; budget /= 2)
+    {
+      _cleanup_free_ char *requested = l->requested ? cut_text (l->requested, budget) : NULL;
+      _cleanup_free_ char *reason = l->reason ? cut_text (l->reason, budget) : NULL;
+      _cleanup_free_ char *detail = l->detail ? cut_text (l->detail, budget) : NULL;
+      struct kist_layer c = *l;
+      c.requested = requested;
+      c.reason = reason;
+      c.detail = detail;
+      ret = kist_layer_encode (&c, buf, len);
     }
   return ret;
 }
@@ -85,7 +256,7 @@ kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t 
     {
       _cleanup_free_ char *buf = NULL;
       size_t len = 0;
-      if (kist_layer_encode (&r->layers[i], &buf, &len) < 0)
+      if (encode_fitting (&r->layers[i], &buf, &len) < 0)
         return -EINVAL;
       int ret = kist_sync_send (fd, KIST_SYNC_LAYER, buf, len);
       if (ret < 0)
@@ -100,41 +271,27 @@ kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t 
 int
 kist_sync_send_fd (int fd, char type, const void *payload, size_t len, int passfd)
 {
-  if (len + 1 > KIST_SYNC_MAX)
-    return -EMSGSIZE;
-  _cleanup_free_ char *buf = xmalloc (len + 1);
-  buf[0] = type;
-  if (len)
-    memcpy (buf + 1, payload, len);
-  struct iovec iov = { .iov_base = buf, .iov_len = len + 1 };
+  if (passfd < 0)
+    return -EBADF;
   union
   {
     char buf[CMSG_SPACE (sizeof (int))];
     struct cmsghdr align;
   } ctl;
   memset (&ctl, 0, sizeof ctl);
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf };
+  struct msghdr msg = { .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf };
   struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN (sizeof (int));
   memcpy (CMSG_DATA (c), &passfd, sizeof (int));
-  for (;;)
-    {
-      ssize_t w = sendmsg (fd, &msg, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w < 0)
-        return -errno;
-      return 0;
-    }
+  return send_packet (fd, type, payload, len, ctl.buf, sizeof ctl.buf);
 }
 
 int
 kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
 {
-  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX + 1);
+  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX);
   union
   {
     char buf[CMSG_SPACE (4 * sizeof (int))];
@@ -159,9 +316,13 @@ kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
   /* Keep the first fd that came; close any others (never leak them). */
   for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
     {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS
+          || c->cmsg_len < CMSG_LEN (0))
         continue;
       size_t n = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      size_t room = (size_t) (ctl.buf + sizeof ctl.buf - (char *) CMSG_DATA (c)) / sizeof (int);
+      if (n > room)
+        n = room;
       for (size_t i = 0; i < n; i++)
         {
           int got;
@@ -172,27 +333,17 @@ kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
             close (got);
         }
     }
-  if (r == 0)
+  int ret;
+  if (r == 0 && !(msg.msg_flags & MSG_TRUNC))
+    ret = -ECONNRESET;
+  else if (msg.msg_flags & MSG_CTRUNC)
+    ret = -EPROTO;
+  else
+    ret = kist_sync_decode (buf, (size_t) r, msg.msg_flags, type, payload, len);
+  if (ret < 0 && *passfd >= 0)
     {
-      if (*passfd >= 0)
-        close (*passfd);
+      close (*passfd);
       *passfd = -1;
-      return -ECONNRESET;
     }
-  if (msg.msg_flags & MSG_CTRUNC)
-    {
-      if (*passfd >= 0)
-        close (*passfd);
-      *passfd = -1;
-      return -EPROTO;
-    }
-  *type = buf[0];
-  size_t n = (size_t) r - 1;
-  char *p = xmalloc (n + 1);
-  memcpy (p, buf + 1, n);
-  p[n] = '\0';
-  *payload = p;
-  if (len)
-    *len = n;
-  return 0;
+  return ret;
 }

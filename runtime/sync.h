@@ -21,18 +21,40 @@ enum kist_sync_type
   KIST_SYNC_PID = 'P'      /* exec helper -> kist: host pid of the final process */
 };
 
+/* The largest packet (type byte + payload) either side sends or accepts. */
 #define KIST_SYNC_MAX 65536
 
+/* Send one packet.  Returns 0, -EMSGSIZE when 1 + len > KIST_SYNC_MAX
+ * (nothing is sent: a packet is never cut short), or another -errno. */
 int kist_sync_send (int fd, char type, const void *payload, size_t len);
 /* Receive one packet: *type, payload copied into a new NUL-terminated buffer.
- * Returns 0, or -ECONNRESET on EOF (peer gone), or another -errno. */
+ * Returns 0, or -ECONNRESET on EOF (peer gone), or another -errno; a packet
+ * kist_sync_decode refuses is consumed and its error returned (-EMSGSIZE,
+ * -EPROTO). */
 int kist_sync_recv (int fd, char *type, char **payload, size_t *len);
 
-/* Send an error (status, errnum, msg) / decode one into a kist_error. */
+/* Check one received packet of n bytes (msg_flags: what recvmsg said, for
+ * MSG_TRUNC) and split it into *type and a new NUL-terminated *payload of
+ * *len bytes.  Refuses, without allocating anything: a truncated or oversized
+ * packet (n > KIST_SYNC_MAX, MSG_TRUNC, a LAYER payload longer than
+ * KIST_LAYER_ENCODED_MAX) with -EMSGSIZE; an empty packet, an unknown type, a
+ * payload on a type that has none (GO, READY, START), an empty
+ * LAYER or ERROR, a NUL inside an ERROR or PID, a PID that is not 1-10
+ * decimal digits with -EPROTO. */
+int kist_sync_decode (const void *buf, size_t n, int msg_flags, char *type, char **payload,
+                      size_t *len);
+
+/* Send an error (status, errnum, msg; a message too long for one packet is
+ * cut at a UTF-8 character boundary) / decode one into a kist_error:
+ * "STATUS ERRNUM MESSAGE", STATUS 0-255 and ERRNUM 0-4095 in decimal (at most
+ * 4 digits each), MESSAGE non-empty, no NUL in the len bytes.  A malformed
+ * one gives the error "container init sent a malformed error message". */
 int kist_sync_send_error (int fd, const struct kist_error *e);
 int kist_sync_decode_error (const char *payload, size_t len, struct kist_error **err);
 
-/* Send report entries [from, r->n_layers) as LAYER packets; returns the new "from". */
+/* Send report entries [from, r->n_layers) as LAYER packets; *sent gets the
+ * new "from".  An entry too long for a packet is sent with its requested,
+ * reason and detail texts cut (marked "... [N bytes cut]"). */
 int kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t *sent);
 
 /* ---- additions (seccomp helper) ---- */
