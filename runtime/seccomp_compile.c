@@ -22,11 +22,16 @@
  * the native arch is covered (compat arches keep the default action), and
  * the x32 range (bit 30) is left to libseccomp's own handling.  A syscall
  * the profile names keeps exactly the profile's action; an unnamed syscall
- * at or below "highest" keeps the default action.  (docker/runc patch the
- * program per arch with the highest syscall libseccomp knows; crun returns
- * ENOSYS only for syscalls listed with it; kist's rule needs no knowledge of
- * syscall tables beyond the profile and does not change with the
- * libseccomp version.) */
+ * at or below "highest" keeps the default action.  (runc 1.1 patches the
+ * program for each arch listed in architectures with the highest syscall
+ * the profile names for it, unless the default is ALLOW, LOG or TRACE or
+ * defaultErrnoRet is ENOSYS; crun returns ENOSYS only for syscalls listed
+ * with it; kist's rule needs no knowledge of syscall tables beyond the
+ * profile and does not change with the libseccomp version.)
+ *
+ * Rules go to libseccomp one by one in profile order, as runc adds them, so
+ * that libseccomp resolves several rules for one syscall as it does under
+ * runc (see seccomp_profile.c); what it refuses, kist refuses. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -69,6 +74,40 @@ enosys_prefix (struct sock_filter out[ENOSYS_PREFIX_LEN], uint32_t native, uint3
   memcpy (out, prefix, sizeof prefix);
 }
 
+/* libseccomp refused p->rules[i]; runc fails then, and so does kist.
+ * EEXIST: libseccomp cannot merge a conditional rule into the decision tree
+ * of the syscall's earlier rules, typically the same or wider conditions
+ * than an earlier conditional rule with another action (the reverse order is
+ * accepted: the narrower, later rule is dropped). */
+static int
+rule_error (const struct kist_seccomp_profile *p, size_t i, int errnum, struct kist_error **err)
+{
+  const struct kist_seccomp_rule *rule = &p->rules[i], *prev = NULL;
+  char b1[32], b2[32];
+  for (size_t k = i; k-- > 0;)
+    if (p->rules[k].nr == rule->nr && p->rules[k].n_args
+        && (prev == NULL || p->rules[k].action != rule->action))
+      {
+        prev = &p->rules[k];
+        if (prev->action != rule->action)
+          break;
+      }
+  if (errnum == EEXIST && prev)
+    return kist_error_make (
+        err, errnum,
+        "seccomp: syscalls[%zu]: libseccomp refuses the conditional %s for `%s`: its conditions "
+        "overlap those of syscalls[%zu], which gives %s, and libseccomp cannot give one argument "
+        "value two actions (runc refuses this profile too); remove one of the two entries or make "
+        "their conditions disjoint",
+        rule->entry, kist_seccomp_action_str (rule->action, b1), rule->name, prev->entry,
+        kist_seccomp_action_str (prev->action, b2));
+  return kist_error_make (err, errnum,
+                          "seccomp: syscalls[%zu] (`%s`, %s, %u condition%s): libseccomp refused "
+                          "the rule; runc refuses such a profile too: fix or remove the entry",
+                          rule->entry, rule->name, kist_seccomp_action_str (rule->action, b1),
+                          rule->n_args, rule->n_args == 1 ? "" : "s");
+}
+
 int
 kist_seccomp_compile (const struct kist_seccomp_profile *p, struct sock_filter **insns,
                       size_t *n_insns, struct kist_error **err)
@@ -106,9 +145,7 @@ kist_seccomp_compile (const struct kist_seccomp_profile *p, struct sock_filter *
                                         .datum_b = rule->args[k].value_two };
       r = seccomp_rule_add_array (c, rule->action, rule->nr, rule->n_args, cmp);
       if (r < 0)
-        return kist_error_make (err, -r,
-                                "seccomp: syscalls[%zu] (`%s`, %s): libseccomp refused the rule",
-                                rule->entry, rule->name, kist_seccomp_action_str (rule->action, b));
+        return rule_error (p, i, -r, err);
     }
 
   _cleanup_close_ int fd = memfd_create ("kist-seccomp-bpf", MFD_CLOEXEC);

@@ -13,14 +13,26 @@
  *
  * Choices (documented in kist-seccomp-profile(5)):
  *   - a syscall name libseccomp does not know is skipped and listed;
- *   - several conditions on the SAME argument in one entry are refused:
- *     libseccomp 2.5 cannot AND them and runc silently ORs them instead
- *     (which turns e.g. two SCMP_CMP_NE into "always");
- *   - a syscall that gets an unconditional rule and also a conditional rule
- *     with another action is refused: libseccomp would silently drop the
- *     conditional one;
- *   - rules that repeat the default action are dropped (libseccomp refuses
- *     them; they change nothing). */
+ *   - everything else is resolved exactly as runc (libcontainer/seccomp)
+ *     resolves it, so that a profile an engine sends gives the same filter
+ *     under kist as under runc:
+ *       . one rule per syscall name, in profile order (entry by entry, name
+ *         by name), handed to libseccomp in that order;
+ *       . a rule whose action (with its errno) is the default action is
+ *         left out, conditional or not (libseccomp refuses it; it changes
+ *         nothing);
+ *       . an entry with several conditions on the SAME argument becomes one
+ *         rule per condition (libseccomp cannot AND two conditions on one
+ *         argument; runc ORs them, so two SCMP_CMP_NE match everything);
+ *       . several rules for one syscall are left to libseccomp, which keeps
+ *         the FIRST unconditional rule (a later unconditional one is
+ *         dropped), lets an unconditional rule replace the conditional rules
+ *         added before it and drops conditional rules added after it, merges
+ *         conditional rules into one decision tree, and refuses (EEXIST) a
+ *         conditional rule it cannot merge, typically one that repeats or
+ *         widens the conditions of an earlier one with another action: runc
+ *         fails on that, and so does kist (seccomp_compile.c names both
+ *         entries). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -516,11 +528,11 @@ parse_gate (struct parser *ps, yajl_val v, const char *path, struct gate *g)
           uint32_t tok;
           if (want_string (ps, arches->u.array.values[i], ip, &s) < 0)
             return -EINVAL;
+          /* An unknown name matches no architecture, as in docker and
+           * podman, which compare the names as strings: docker's own
+           * default.json says "mips3l64n32". */
           if (!arch_from_any_name (s, &tok))
-            return perr (ps, EINVAL, ip,
-                         "unknown architecture `%s` (use SCMP_ARCH_* names, libseccomp names "
-                         "such as x86_64 or Go names such as amd64)",
-                         s);
+            continue;
           if (tok == ps->native)
             g->arch_match = true;
         }
@@ -568,9 +580,11 @@ add_rule (struct parser *ps)
   return r;
 }
 
+/* *same_arg: some argument has more than one condition (runc then makes one
+ * rule per condition). */
 static int
 parse_args (struct parser *ps, yajl_val v, const char *path, struct kist_seccomp_arg *args,
-            unsigned *n_args)
+            unsigned *n_args, bool *same_arg)
 {
   if (want_array (ps, v, path) < 0)
     return -EINVAL;
@@ -615,11 +629,7 @@ parse_args (struct parser *ps, yajl_val v, const char *path, struct kist_seccomp
           return perr (ps, EINVAL, op, "unknown operator `%s` (known: %s)", s, known);
         }
       if (seen & (1u << idx))
-        return perr (ps, EINVAL, xp,
-                     "argument %" PRIu64 " has more than one condition in this entry; libseccomp "
-                     "cannot AND two conditions on one argument, and kist does not turn them into "
-                     "OR as runc does: write one syscalls entry per condition (entries are OR-ed)",
-                     idx);
+        *same_arg = true;
       seen |= 1u << idx;
       c->index = (unsigned) idx;
       c->op = n->value;
@@ -657,8 +667,9 @@ parse_syscall (struct parser *ps, yajl_val e, size_t i)
 
   struct kist_seccomp_arg args[6];
   unsigned n_args = 0;
+  bool same_arg = false;
   yajl_val a = kist_json_obj_get (e, "args");
-  if (a && !YAJL_IS_NULL (a) && parse_args (ps, a, gp, args, &n_args) < 0)
+  if (a && !YAJL_IS_NULL (a) && parse_args (ps, a, gp, args, &n_args, &same_arg) < 0)
     return -EINVAL;
 
   yajl_val comment = kist_json_obj_get (e, "comment");
@@ -719,13 +730,19 @@ parse_syscall (struct parser *ps, yajl_val e, size_t i)
         p->max_nr = nr;
       if (!included)
         continue;
-      struct kist_seccomp_rule *r = add_rule (ps);
-      r->name = xstrdup (s);
-      r->nr = nr;
-      r->action = action;
-      r->n_args = n_args;
-      memcpy (r->args, args, sizeof args);
-      r->entry = i;
+      /* Two conditions on one argument: one rule per condition, in order,
+       * all of them (runc's matchCall). */
+      unsigned n_rules = same_arg ? n_args : 1;
+      for (unsigned c = 0; c < n_rules; c++)
+        {
+          struct kist_seccomp_rule *r = add_rule (ps);
+          r->name = xstrdup (s);
+          r->nr = nr;
+          r->action = action;
+          r->n_args = same_arg ? 1 : n_args;
+          memcpy (r->args, same_arg ? &args[c] : args, r->n_args * sizeof args[0]);
+          r->entry = i;
+        }
     }
   return 0;
 }
@@ -754,74 +771,13 @@ unique_skipped (struct kist_seccomp_profile *p)
   p->skipped[w] = NULL;
 }
 
-/* qsort_r comparator: indexes into the rules array, by syscall number, then
- * by position (stable). */
-static int
-cmp_rule_idx (const void *a, const void *b, void *rules)
+/* Leave out the rules that repeat the default action, as runc does
+ * (libseccomp refuses them with EACCES); every other rule goes to libseccomp
+ * in profile order, which resolves several rules for one syscall (see the
+ * top of this file). */
+static void
+drop_default_rules (struct kist_seccomp_profile *p)
 {
-  const struct kist_seccomp_rule *base = rules;
-  const struct kist_seccomp_rule *x = &base[*(const size_t *) a];
-  const struct kist_seccomp_rule *y = &base[*(const size_t *) b];
-  if (x->nr != y->nr)
-    return x->nr < y->nr ? -1 : 1;
-  size_t i = *(const size_t *) a, j = *(const size_t *) b;
-  return i < j ? -1 : i > j;
-}
-
-/* Refuse what libseccomp would silently get wrong, then drop the rules that
- * repeat the default action. */
-static int
-check_rules (struct parser *ps)
-{
-  struct kist_seccomp_profile *p = ps->p;
-  char b1[32], b2[32];
-  if (p->n_rules)
-    {
-      _cleanup_free_ size_t *idx = xcalloc (p->n_rules, sizeof *idx);
-      for (size_t i = 0; i < p->n_rules; i++)
-        idx[i] = i;
-      qsort_r (idx, p->n_rules, sizeof *idx, cmp_rule_idx, p->rules);
-      for (size_t g = 0; g < p->n_rules;)
-        {
-          size_t end = g;
-          while (end < p->n_rules && p->rules[idx[end]].nr == p->rules[idx[g]].nr)
-            end++;
-          const struct kist_seccomp_rule *uncond = NULL;
-          for (size_t k = g; k < end; k++)
-            {
-              const struct kist_seccomp_rule *r = &p->rules[idx[k]];
-              if (r->n_args)
-                continue;
-              if (uncond && uncond->action != r->action)
-                {
-                  _cleanup_free_ char *path = xasprintf ("syscalls[%zu]", r->entry);
-                  return perr (ps, EINVAL, path,
-                               "`%s` gets %s here but %s in syscalls[%zu]; give each syscall one "
-                               "unconditional action",
-                               r->name, kist_seccomp_action_str (r->action, b1),
-                               kist_seccomp_action_str (uncond->action, b2), uncond->entry);
-                }
-              uncond = r;
-            }
-          if (uncond)
-            for (size_t k = g; k < end; k++)
-              {
-                const struct kist_seccomp_rule *r = &p->rules[idx[k]];
-                if (r->n_args && r->action != uncond->action)
-                  {
-                    _cleanup_free_ char *path = xasprintf ("syscalls[%zu]", r->entry);
-                    return perr (
-                        ps, EINVAL, path,
-                        "the conditional %s for `%s` would be ignored: syscalls[%zu] already "
-                        "gives it %s unconditionally, and libseccomp drops conditional rules of "
-                        "such a syscall; make the other rule conditional too",
-                        kist_seccomp_action_str (r->action, b1), r->name, uncond->entry,
-                        kist_seccomp_action_str (uncond->action, b2));
-                  }
-              }
-          g = end;
-        }
-    }
   size_t w = 0;
   for (size_t i = 0; i < p->n_rules; i++)
     {
@@ -833,7 +789,6 @@ check_rules (struct parser *ps)
       p->rules[w++] = p->rules[i];
     }
   p->n_rules = w;
-  return 0;
 }
 
 static int
@@ -911,8 +866,7 @@ parse_profile (struct parser *ps, yajl_val v)
           return -EINVAL;
     }
   unique_skipped (p);
-  if (check_rules (ps) < 0)
-    return -EINVAL;
+  drop_default_rules (p);
 
   for (size_t i = 0; i < p->n_rules; i++)
     if (p->rules[i].action == SCMP_ACT_NOTIFY)

@@ -1235,6 +1235,143 @@ START_TEST (test_features)
 }
 END_TEST
 
+/* ---- several rules for one syscall, resolved as runc resolves them (issue #9) ---- */
+
+/* Default ALLOW, so that the child can do anything else. */
+static const char *dups
+    = "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':["
+      /* 0, 1: two unconditional actions: the first one counts (podman's setns). */
+      "{'names':['setns'],'action':'SCMP_ACT_LOG'},"
+      "{'names':['setns'],'action':'SCMP_ACT_ERRNO','errnoRet':13},"
+      "{'names':['unshare'],'action':'SCMP_ACT_ERRNO','errnoRet':13},"
+      "{'names':['unshare'],'action':'SCMP_ACT_ERRNO','errnoRet':22},"
+      /* 4, 5: the default action is left out, so it does not come first. */
+      "{'names':['kcmp'],'action':'SCMP_ACT_ALLOW'},"
+      "{'names':['kcmp'],'action':'SCMP_ACT_ERRNO','errnoRet':5},"
+      /* 6: two conditions on one argument: alternatives. */
+      "{'names':['personality'],'action':'SCMP_ACT_ERRNO','errnoRet':22,'args':["
+      "{'index':0,'value':4294901760,'valueTwo':131072,'op':'SCMP_CMP_MASKED_EQ'},"
+      "{'index':0,'value':255,'valueTwo':8,'op':'SCMP_CMP_MASKED_EQ'}]},"
+      /* 7, 8: conditional, then unconditional: the unconditional one replaces it. */
+      "{'names':['getpriority'],'action':'SCMP_ACT_ERRNO','errnoRet':13,'args':["
+      "{'index':0,'value':1,'op':'SCMP_CMP_EQ'}]},"
+      "{'names':['getpriority'],'action':'SCMP_ACT_ERRNO','errnoRet':22},"
+      /* 9, 10: unconditional, then conditional: the conditional one is dropped. */
+      "{'names':['chroot'],'action':'SCMP_ACT_ERRNO','errnoRet':5},"
+      "{'names':['chroot'],'action':'SCMP_ACT_ERRNO','errnoRet':13,'args':["
+      "{'index':0,'value':0,'op':'SCMP_CMP_EQ'}]}]}";
+
+static int
+errno_of (long r)
+{
+  return r < 0 ? errno : 0;
+}
+
+static int
+dups_checks (void)
+{
+  if (errno_of (syscall (SYS_setns, -1, 0)) != EBADF)
+    return 10;
+  if (errno_of (syscall (SYS_unshare, 0)) != EACCES)
+    return 11;
+  if (errno_of (syscall (SYS_kcmp, 0, 0, 0, 0, 0)) != EIO)
+    return 12;
+  if (errno_of (syscall (SYS_personality, 8UL)) != EINVAL)
+    return 13;
+  if (errno_of (syscall (SYS_personality, 0x20000UL)) != EINVAL)
+    return 14;
+  if (errno_of (syscall (SYS_personality, 0xffffffffUL)) != 0)
+    return 15;
+  if (errno_of (syscall (SYS_getpriority, 1, 0)) != EINVAL)
+    return 16;
+  if (errno_of (syscall (SYS_getpriority, 0, 0)) != EINVAL)
+    return 17;
+  if (errno_of (syscall (SYS_chroot, NULL)) != EIO)
+    return 18;
+  return 0;
+}
+
+START_TEST (test_duplicates_like_runc)
+{
+  struct kist_seccomp_profile *p = parse_ok (dups);
+  /* kcmp's ALLOW is gone; personality's entry became two one-condition rules. */
+  size_t n_pers = 0, n_kcmp = 0;
+  for (size_t i = 0; i < p->n_rules; i++)
+    {
+      const struct kist_seccomp_rule *r = &p->rules[i];
+      if (strcmp (r->name, "personality") == 0)
+        {
+          n_pers++;
+          ck_assert_uint_eq (r->n_args, 1);
+          ck_assert_uint_eq (r->entry, 6);
+          ck_assert_uint_eq (r->args[0].value, n_pers == 1 ? 0xffff0000U : 0xffU);
+        }
+      if (strcmp (r->name, "kcmp") == 0)
+        {
+          n_kcmp++;
+          ck_assert_uint_eq (r->action, ACT_ERRNO (5));
+        }
+    }
+  ck_assert_uint_eq (n_pers, 2);
+  ck_assert_uint_eq (n_kcmp, 1);
+  ck_assert_uint_eq (p->n_rules, 11);
+  kist_seccomp_profile_free (p);
+
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  compile (dups, &insns, &n, NULL);
+  int st = in_filtered_child (insns, n, dups_checks);
+  ck_assert_msg (WIFEXITED (st) && WEXITSTATUS (st) == 0, "child status 0x%x", st);
+  free (insns);
+}
+END_TEST
+
+/* What libseccomp refuses (runc fails too) is an error naming both entries. */
+START_TEST (test_duplicates_conflict)
+{
+  _cleanup_free_ char *json
+      = q ("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':["
+           "{'names':['syslog'],'action':'SCMP_ACT_ERRNO','errnoRet':13,'args':["
+           "{'index':0,'value':10,'op':'SCMP_CMP_EQ'},{'index':1,'value':0,'op':'SCMP_CMP_EQ'}]},"
+           "{'names':['syslog'],'action':'SCMP_ACT_ERRNO','errnoRet':5,'args':["
+           "{'index':0,'value':10,'op':'SCMP_CMP_EQ'}]}]}");
+  struct kist_seccomp_env env = { .bounding = bounding_none };
+  struct kist_seccomp_profile *p = NULL;
+  struct kist_error *err = NULL;
+  ck_assert_int_eq (kist_seccomp_profile_parse_json (json, strlen (json), "test: ", &env, &p, &err),
+                    0);
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  ck_assert_int_lt (kist_seccomp_compile (p, &insns, &n, &err), 0);
+  ck_assert_ptr_nonnull (err);
+  ck_assert_int_eq (err->errnum, EEXIST);
+  ck_assert_msg (strstr (err->msg, "syscalls[1]: libseccomp refuses the conditional "
+                                   "SCMP_ACT_ERRNO(5) for `syslog`: its conditions overlap those "
+                                   "of syscalls[0], which gives SCMP_ACT_ERRNO(13)")
+                     && strstr (err->msg, "make their conditions disjoint"),
+                 "%s", err->msg);
+  kist_error_free (err);
+  kist_seccomp_profile_free (p);
+}
+END_TEST
+
+/* An architecture name kist does not know matches nothing in includes and
+ * excludes, as in docker (whose default.json says "mips3l64n32"). */
+START_TEST (test_gate_unknown_arch)
+{
+  struct kist_seccomp_profile *p
+      = parse_ok ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':["
+                  "{'names':['getpid'],'action':'SCMP_ACT_ALLOW',"
+                  "'excludes':{'arches':['mips3l64n32']}},"
+                  "{'names':['getppid'],'action':'SCMP_ACT_ALLOW',"
+                  "'includes':{'arches':['mips3l64n32']}}]}");
+  ck_assert_ptr_nonnull (find_rule (p, "getpid"));
+  ck_assert_ptr_null (find_rule (p, "getppid"));
+  ck_assert_uint_eq (p->n_gated, 1);
+  kist_seccomp_profile_free (p);
+}
+END_TEST
+
 static Suite *
 seccomp_suite (void)
 {
@@ -1253,6 +1390,9 @@ seccomp_suite (void)
   tcase_add_test (tc, test_builtin_profiles);
   tcase_add_test (tc, test_sync_fd);
   tcase_add_test (tc, test_features);
+  tcase_add_test (tc, test_duplicates_like_runc);
+  tcase_add_test (tc, test_duplicates_conflict);
+  tcase_add_test (tc, test_gate_unknown_arch);
   suite_add_tcase (s, tc);
 
   TCase *fs = tcase_create ("fs");
