@@ -44,8 +44,8 @@ printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
   'int LLVMFuzzerTestOneInput (const uint8_t *d, size_t n) { (void) d; (void) n; return 0; }' \
   > "$probe.c" || exit 1
 if ! "$CLANG" -fsanitize=fuzzer,address,undefined -o "$probe" "$probe.c" > "$probe.log" 2>&1; then
-  say "$CLANG cannot link -fsanitize=fuzzer,address,undefined (libFuzzer runtime missing?"
-  say "on Debian: apt-get install libclang-rt-14-dev):"
+  say "$CLANG cannot link -fsanitize=fuzzer,address,undefined: no libFuzzer runtime?"
+  say "(on Debian: apt-get install clang libclang-rt-14-dev)"
   sed 's/^/  /' "$probe.log" >&2
   exit 77
 fi

@@ -4,10 +4,10 @@
 #   1. tests/fuzz/build.sh (outputs in $KIST_FUZZ_BUILDDIR/fuzz, default
 #      _build-h2/fuzz).  If clang or its libFuzzer runtime is missing, says so
 #      and exits 0 with every target counted as skipped.
-#   2. Regressions: every file in tests/fuzz/crashes/TARGET/ is run once
-#      through fuzz_TARGET; it passes when the target no longer crashes on
-#      it.  (A crash saved there fails until the runtime is fixed: that is
-#      intended.)
+#   2. Regressions: every file in tests/fuzz/crashes/TARGET/ (of the targets
+#      run) goes once through fuzz_TARGET; it passes when the target no
+#      longer crashes on it.  (A crash saved there fails until the runtime is
+#      fixed: that is intended.)
 #   3. Each target fuzzes for SECONDS_PER_TARGET (default 10) with
 #      -max_total_time, -rss_limit_mb=2048 -timeout=10 and its dictionary
 #      (tests/fuzz/dict/TARGET.dict), starting from a temp copy of
@@ -37,7 +37,12 @@ esac
 [ "$JOBS" -ge 1 ] 2> /dev/null || JOBS=1
 
 fuzz_targets
-mapfile -t crashes < <(find "$FUZZ_SRC/crashes" -mindepth 2 -maxdepth 2 -type f 2> /dev/null | sort)
+crashes=()
+for t in "${targets[@]}"; do
+  for f in "$FUZZ_SRC/crashes/$t"/*; do
+    [ -f "$f" ] && crashes+=("$f")
+  done
+done
 
 PASSED=0
 FAILED=0
