@@ -8,6 +8,17 @@
  * wins (as in runc).  An allow rule matches when it grants every access
  * asked for; a deny rule matches when it denies any of them.
  *
+ * After the configured rules come the default rules runc appends (its
+ * specconv AllowedDevices, in its order): mknod of any char and any block
+ * device, then rwm of null 1:3, random 1:8, full 1:7, tty 5:0, zero 1:5,
+ * urandom 1:9, the pty slaves 136:* and ptmx 5:2.  Being last they win over
+ * anything configured, so a container keeps /dev/null and the others even
+ * under podman's deny-all list [{"allow": false, "access": "rwm"}].
+ * linux.devices entries get no rule of their own: runc does not allow them
+ * either (its test "device cgroup deny" expects EPERM for such a node), a
+ * config that wants one usable allows it in linux.resources.devices as
+ * docker and podman do for --device.
+ *
  * Context (struct bpf_cgroup_dev_ctx): u32 access_type = access << 16 | type,
  * u32 major, u32 minor.  Registers: r2 type, r3 access, r4 major, r5 minor. */
 #define _GNU_SOURCE
@@ -148,12 +159,90 @@ emit (struct prog *p, struct bpf_insn i)
   p->v[p->n++] = i;
 }
 
+/* runc's default rules, appended after the configured ones. */
+static const struct kist_cgroup_dev_rule default_rules[] = {
+  { true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD }, /* mknod of any char device */
+  { true, 'b', -1, -1, BPF_DEVCG_ACC_MKNOD }, /* mknod of any block device */
+  { true, 'c', 1, 3, ACC_ALL },               /* /dev/null */
+  { true, 'c', 1, 8, ACC_ALL },               /* /dev/random */
+  { true, 'c', 1, 7, ACC_ALL },               /* /dev/full */
+  { true, 'c', 5, 0, ACC_ALL },               /* /dev/tty */
+  { true, 'c', 1, 5, ACC_ALL },               /* /dev/zero */
+  { true, 'c', 1, 9, ACC_ALL },               /* /dev/urandom */
+  { true, 'c', 136, -1, ACC_ALL },            /* /dev/pts/N */
+  { true, 'c', 5, 2, ACC_ALL },               /* /dev/ptmx (pts/ptmx) */
+};
+
+/* What kist_cgroup_dev_program built last, for the detail and the read back
+ * of kist_cgroup_dev_attach (which is given only the instructions). */
+static struct
+{
+  const struct bpf_insn *insns;
+  size_t n_insns, n_rules;
+} last_built;
+
+/* Emit one rule's block; returns true when the rule matches every request
+ * (the program ends there). */
+static bool
+emit_rule (struct prog *p, const struct kist_cgroup_dev_rule *rl)
+{
+  size_t jumps[8];
+  size_t n_jumps = 0;
+
+  if (rl->type == 'c' || rl->type == 'b')
+    {
+      jumps[n_jumps++] = p->n;
+      emit (p, insn (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0,
+                     rl->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
+    }
+  if ((rl->access & ACC_ALL) != ACC_ALL)
+    {
+      emit (p, insn (BPF_ALU | BPF_MOV | BPF_X, 1, 3, 0, 0));
+      if (rl->allow)
+        {
+          /* Anything asked for that the rule does not grant: no match. */
+          emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) (~rl->access & ACC_ALL)));
+          jumps[n_jumps++] = p->n;
+          emit (p, insn (BPF_JMP | BPF_JNE | BPF_K, 1, 0, 0, 0));
+        }
+      else
+        {
+          /* Nothing asked for that the rule denies: no match. */
+          emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) rl->access));
+          jumps[n_jumps++] = p->n;
+          emit (p, insn (BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0, 0));
+        }
+    }
+  if (rl->major >= 0)
+    {
+      jumps[n_jumps++] = p->n;
+      emit (p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 4, 0, 0, (int32_t) (uint32_t) rl->major));
+    }
+  if (rl->minor >= 0)
+    {
+      jumps[n_jumps++] = p->n;
+      emit (p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 5, 0, 0, (int32_t) (uint32_t) rl->minor));
+    }
+  emit (p, insn (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, rl->allow ? 1 : 0));
+  emit (p, insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+
+  /* "No match" jumps go to the first insn after this block. */
+  for (size_t j = 0; j < n_jumps; j++)
+    p->v[jumps[j]].off = (int16_t) (p->n - jumps[j] - 1);
+  /* A rule that matches everything ends the program: the verifier refuses
+   * unreachable instructions after it. */
+  return n_jumps == 0;
+}
+
 int
 kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
                          struct bpf_insn **insns, size_t *n_insns, struct kist_error **err)
 {
   struct prog p = { 0 };
   bool terminal = false;
+  size_t n_def = KIST_ARRAY_SIZE (default_rules);
+
+  memset (&last_built, 0, sizeof last_built);
 
   /* Prologue: split the context into r2..r5. */
   emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0));
@@ -163,56 +252,10 @@ kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
   emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 4, 1, 4, 0));
   emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 5, 1, 8, 0));
 
-  for (size_t k = n; k-- > 0 && !terminal;)
-    {
-      const struct kist_cgroup_dev_rule *rl = &rules[k];
-      size_t jumps[8];
-      size_t n_jumps = 0;
-
-      if (rl->type == 'c' || rl->type == 'b')
-        {
-          jumps[n_jumps++] = p.n;
-          emit (&p, insn (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0,
-                          rl->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
-        }
-      if ((rl->access & ACC_ALL) != ACC_ALL)
-        {
-          emit (&p, insn (BPF_ALU | BPF_MOV | BPF_X, 1, 3, 0, 0));
-          if (rl->allow)
-            {
-              /* Anything asked for that the rule does not grant: no match. */
-              emit (&p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) (~rl->access & ACC_ALL)));
-              jumps[n_jumps++] = p.n;
-              emit (&p, insn (BPF_JMP | BPF_JNE | BPF_K, 1, 0, 0, 0));
-            }
-          else
-            {
-              /* Nothing asked for that the rule denies: no match. */
-              emit (&p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) rl->access));
-              jumps[n_jumps++] = p.n;
-              emit (&p, insn (BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0, 0));
-            }
-        }
-      if (rl->major >= 0)
-        {
-          jumps[n_jumps++] = p.n;
-          emit (&p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 4, 0, 0, (int32_t) (uint32_t) rl->major));
-        }
-      if (rl->minor >= 0)
-        {
-          jumps[n_jumps++] = p.n;
-          emit (&p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 5, 0, 0, (int32_t) (uint32_t) rl->minor));
-        }
-      emit (&p, insn (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, rl->allow ? 1 : 0));
-      emit (&p, insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
-
-      /* "No match" jumps go to the first insn after this block. */
-      for (size_t j = 0; j < n_jumps; j++)
-        p.v[jumps[j]].off = (int16_t) (p.n - jumps[j] - 1);
-      /* A rule that matches everything ends the program: the verifier
-       * refuses unreachable instructions after it. */
-      terminal = n_jumps == 0;
-    }
+  /* The rule list is the configured rules followed by the defaults; the
+   * last one is tested first. */
+  for (size_t k = n + n_def; k-- > 0 && !terminal;)
+    terminal = emit_rule (&p, k >= n ? &default_rules[k - n] : &rules[k]);
 
   if (!terminal)
     {
@@ -223,10 +266,14 @@ kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
     {
       free (p.v);
       return kist_error_make (err, E2BIG,
-                              "linux.resources.devices: %zu rules make a device program of %zu "
-                              "instructions (limit 4096)",
-                              n, p.n);
+                              "linux.resources.devices: %zu rules (and the %zu default rules) make "
+                              "a device program of %zu instructions (limit 4096): merge rules, "
+                              "e.g. one rule per major number with minor -1",
+                              n, n_def, p.n);
     }
+  last_built.insns = p.v;
+  last_built.n_insns = p.n;
+  last_built.n_rules = n;
   *insns = p.v;
   *n_insns = p.n;
   return 0;
@@ -252,6 +299,137 @@ query_ids (int scope_fd, uint32_t *ids, uint32_t cap, uint32_t *n, struct kist_e
     return kist_error_make (err, errno, "BPF_PROG_QUERY on the cgroup (BPF_CGROUP_DEVICE)");
   *n = a.query.prog_cnt < cap ? a.query.prog_cnt : cap;
   return 0;
+}
+
+/* BPF_OBJ_GET_INFO_BY_FD into *info (which may ask for the instructions). */
+static int
+prog_info (int prog_fd, struct bpf_prog_info *info, const char *what, struct kist_error **err)
+{
+  union bpf_attr a;
+  memset (&a, 0, sizeof a);
+  a.info.bpf_fd = (uint32_t) prog_fd;
+  a.info.info_len = sizeof *info;
+  a.info.info = (uint64_t) (uintptr_t) info;
+  if (sys_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
+    return kist_error_make (err, errno, "read the %s of the device program (BPF_OBJ_GET_INFO_BY_FD)",
+                            what);
+  return 0;
+}
+
+/* The kernel's zero extension after a 32-bit ALU insn on JITs that need it
+ * (mov32 rX, rX with imm 1); kist itself never emits a mov32 of a register
+ * to itself. */
+static bool
+is_zext (const struct bpf_insn *i)
+{
+  return i->code == (BPF_ALU | BPF_MOV | BPF_X) && i->dst_reg == i->src_reg && i->imm == 1
+         && i->off == 0;
+}
+
+static bool
+is_jump (const struct bpf_insn *i)
+{
+  uint8_t cls = BPF_CLASS (i->code);
+  return (cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP (i->code) != BPF_EXIT
+         && BPF_OP (i->code) != BPF_CALL;
+}
+
+/* Read back the kernel's copy of the program (its translated instructions)
+ * and compare it with the one built, instruction by instruction; jumps must
+ * land on the same instruction.  Zero extensions the kernel inserted are
+ * skipped.  *dumped is false when the kernel does not show the instructions
+ * (kernel.kptr_restrict, no CAP_SYSLOG): then nothing was compared. */
+static int
+readback_program (int prog_fd, const struct bpf_insn *want, size_t n, bool *dumped,
+                  struct kist_error **err)
+{
+  struct bpf_prog_info info;
+
+  *dumped = false;
+  memset (&info, 0, sizeof info);
+  if (prog_info (prog_fd, &info, "size", err) < 0)
+    return -1;
+  uint32_t len = info.xlated_prog_len;
+  if (len == 0)
+    return 0;
+  size_t n_got = len / sizeof (struct bpf_insn);
+  _cleanup_free_ struct bpf_insn *got = xcalloc (n_got, sizeof *got);
+  _cleanup_free_ size_t *pos = xcalloc (n + 1, sizeof *pos);
+
+  memset (&info, 0, sizeof info);
+  info.xlated_prog_len = len;
+  info.xlated_prog_insns = (uint64_t) (uintptr_t) got;
+  if (prog_info (prog_fd, &info, "instructions", err) < 0)
+    return -1;
+  if (info.xlated_prog_insns == 0)
+    return 0; /* the kernel withheld them */
+  *dumped = true;
+
+  size_t k = 0;
+  for (size_t j = 0; j < n; j++)
+    {
+      while (k < n_got && is_zext (&got[k]))
+        k++;
+      pos[j] = k;
+      if (k >= n_got)
+        return kist_error_make (err, EIO,
+                                "the kernel's copy of the device program has %zu instructions, "
+                                "kist loaded %zu: the kernel changed the program",
+                                n_got, n);
+      const struct bpf_insn *w = &want[j], *g = &got[k];
+      if (w->code != g->code || w->dst_reg != g->dst_reg || w->src_reg != g->src_reg
+          || w->imm != g->imm || (!is_jump (w) && w->off != g->off))
+        return kist_error_make (err, EIO,
+                                "the kernel's copy of the device program differs at instruction "
+                                "%zu (code 0x%02x imm %d, loaded 0x%02x imm %d): the kernel "
+                                "changed the program",
+                                k, g->code, g->imm, w->code, w->imm);
+      k++;
+    }
+  while (k < n_got && is_zext (&got[k]))
+    k++;
+  if (k != n_got)
+    return kist_error_make (err, EIO,
+                            "the kernel's copy of the device program has %zu instructions more "
+                            "than the %zu kist loaded",
+                            n_got - k, n);
+  pos[n] = n_got;
+  for (size_t j = 0; j < n; j++)
+    if (is_jump (&want[j]))
+      {
+        long target = (long) j + 1 + want[j].off;
+        if (target < 0 || (size_t) target > n
+            || (long) pos[target] != (long) pos[j] + 1 + got[pos[j]].off)
+          return kist_error_make (err, EIO,
+                                  "the kernel's copy of the device program jumps elsewhere at "
+                                  "instruction %zu",
+                                  pos[j]);
+      }
+  return 0;
+}
+
+/* "1 configured rule, then the 10 default rules (c *:* m, ...)". */
+static char *
+describe_rules (size_t n_rules)
+{
+  _cleanup_free_ char *list = NULL;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (default_rules); i++)
+    {
+      const struct kist_cgroup_dev_rule *rl = &default_rules[i];
+      char num[48];
+      if (rl->major < 0)
+        snprintf (num, sizeof num, "*:*");
+      else if (rl->minor < 0)
+        snprintf (num, sizeof num, "%" PRId64 ":*", rl->major);
+      else
+        snprintf (num, sizeof num, "%" PRId64 ":%" PRId64, rl->major, rl->minor);
+      char *next = xasprintf ("%s%s%c %s %s", list ? list : "", list ? ", " : "", rl->type, num,
+                              rl->access == ACC_ALL ? "rwm" : "m");
+      free (list);
+      list = next;
+    }
+  return xasprintf ("%zu configured rule%s, then runc's %zu default rules (%s)", n_rules,
+                    n_rules == 1 ? "" : "s", KIST_ARRAY_SIZE (default_rules), list);
 }
 
 int
@@ -289,12 +467,14 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
 
   struct bpf_prog_info info;
   memset (&info, 0, sizeof info);
-  memset (&a, 0, sizeof a);
-  a.info.bpf_fd = (uint32_t) prog_fd;
-  a.info.info_len = sizeof info;
-  a.info.info = (uint64_t) (uintptr_t) &info;
-  if (sys_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
-    return kist_error_make (err, errno, "BPF_OBJ_GET_INFO_BY_FD on the device program");
+  if (prog_info (prog_fd, &info, "id", err) < 0)
+    return -1;
+
+  /* The kernel's copy before it goes live: a program that is not the one
+   * built is never attached. */
+  bool dumped = false;
+  if (readback_program (prog_fd, insns, n, &dumped, err) < 0)
+    return kist_error_wrap (err, "device program %" PRIu32 " loaded but not attached", info.id);
 
   memset (&a, 0, sizeof a);
   a.target_fd = (uint32_t) scope_fd;
@@ -328,8 +508,17 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
                             "device program %" PRIu32 " is not the only one attached to the "
                             "cgroup after BPF_PROG_ATTACH (%" PRIu32 " attached)",
                             info.id, n_now);
+
   if (detail)
-    *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns) attached%s", info.id, n,
-                         n_old ? ", replaced the previous one" : "");
+    {
+      bool ours = last_built.insns == insns && last_built.n_insns == n;
+      _cleanup_free_ char *rules = ours ? describe_rules (last_built.n_rules) : NULL;
+      *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns%s%s) attached%s; %s", info.id, n,
+                           rules ? ": " : "", rules ? rules : "",
+                           n_old ? ", replaced the previous one" : "",
+                           dumped ? "read back: the kernel's copy is this program"
+                                  : "the kernel does not show its instructions "
+                                    "(kernel.kptr_restrict, no CAP_SYSLOG): only its id verified");
+    }
   return 0;
 }

@@ -8,8 +8,14 @@
  * directory (no component of which may be a symlink in the image: an image
  * /dev pointing at a host-looking path or a volume gets nothing); when mknod
  * is not permitted (a user namespace), the host's node at the same path is
- * bind-mounted onto an empty file instead, as runc does.
- * Every node is read back with fstatat (type and device number). */
+ * bind-mounted onto an empty file instead, as runc does.  The init is
+ * already in its cgroup here, so a device program that denied mknod would
+ * look the same; kist's own program always allows mknod (runc's default
+ * rules c/b *:* m, cgroup_devices.c).
+ * Every node is read back with fstatat (type and device number).
+ * Making a node does not make it usable: like runc, kist gives linux.devices
+ * entries no rule in the device cgroup; only linux.resources.devices and the
+ * default rules decide who may open them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -98,8 +104,9 @@ bind_host_node (int parentfd, const char *name, const struct node *n, struct kis
   struct stat hst;
   if (stat (n->path, &hst) < 0 || !node_matches (n, &hst))
     return kist_error_make (err, EPERM,
-                            "%s: mknod is not permitted here (user namespace?) and the host has no "
-                            "%s %u:%u at %s to bind-mount instead",
+                            "%s: mknod is not permitted here (a user namespace, or a device "
+                            "cgroup of an ancestor that denies mknod) and the host has no %s "
+                            "%u:%u at %s to bind-mount instead",
                             n->path, type_name (n->type), n->maj, n->min, n->path);
   if (mknodat (parentfd, name, S_IFREG | 0644, 0) < 0)
     {
