@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist gc [--dry-run] [--format text|json]: remove the sandboxes whose
  * deadline has passed or whose owning kist process is gone (design.md
- * section 5).  Containers without a deadline and without an owning kist
- * (kist create, kist run --detach) are never touched, nor is a sandbox within
- * its deadline whose kist is alive. */
+ * section 5), and what an interrupted create left (issue #8): a state dir
+ * whose intent record says creating while its kist is gone, one without
+ * state.json, and the temporary dirs (@creating-*) of a create killed before
+ * its state dir appeared.  Containers without a deadline and without an owning
+ * kist (kist create, kist run --detach) are never touched, nor is a sandbox
+ * within its deadline whose kist is alive, nor anything whose lock another
+ * kist command holds (a create in progress holds it from the start). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +52,11 @@ gc_entry_clear (struct gc_entry *e)
 static char *
 garbage_reason (const struct kist_state *st, time_t now)
 {
+  if (st->creating)
+    return kist_state_create_abandoned (st)
+               ? xasprintf ("its create was interrupted (kist process %d is gone)",
+                            (int) st->creator_pid)
+               : NULL; /* being created right now */
   if (st->deadline <= 0 && st->kist_pid <= 0)
     return NULL; /* an ordinary container: never ours to remove */
   bool owner_gone = st->kist_pid > 0 && !kist_state_owner_alive (st);
@@ -183,6 +194,138 @@ gen_entry_json (yajl_gen g, const struct gc_entry *e, const struct kist_state *s
   yajl_gen_map_close (g);
 }
 
+/* ROOT/ID exists without state.json: a create interrupted by an older kist,
+ * or a delete killed after it removed state.json (it goes last).  Whether
+ * another command holds its lock is checked next. */
+static bool
+stateless_garbage (int rootfd, const char *id)
+{
+  struct stat sb;
+  return fstatat (rootfd, id, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (sb.st_mode);
+}
+
+/* The temporary dirs of creates killed before their state dir appeared. */
+static int
+sweep_temp (int rootfd, bool dry_run, yajl_gen jg)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  _cleanup_strv_ char **names = NULL;
+  if (kist_state_sweep_temp (rootfd, dry_run, &names, &err) < 0)
+    {
+      kist_log_error ("gc: temporary state dirs of interrupted creates: %s", err->msg);
+      return 1;
+    }
+  for (char **n = names; n && *n; n++)
+    {
+      static const char why[] = "the temporary state dir of an interrupted create";
+      if (jg)
+        {
+          yajl_gen_map_open (jg);
+          kist_json_gen_str_lossy (jg, "id");
+          kist_json_gen_str_lossy (jg, *n);
+          kist_json_gen_str_lossy (jg, "reason");
+          kist_json_gen_str_lossy (jg, why);
+          kist_json_gen_str_lossy (jg, "action");
+          kist_json_gen_str_lossy (jg, dry_run ? "would-remove" : "removed");
+          if (!dry_run)
+            gen_bool (jg, "stateRemoved", true);
+          yajl_gen_map_close (jg);
+        }
+      else if (dry_run)
+        printf ("would remove %s: %s\n", *n, why);
+      else
+        printf ("removed %s: %s (state removed)\n", *n, why);
+    }
+  return 0;
+}
+
+/* Is ROOT/~sandbox/NAME an orphan: named by `kist sandbox` (sandbox-PID-HEX)
+ * after a kist process that is gone, with no state dir (killed before its
+ * create, or between removing its state and its dir), and not just the
+ * `work` dir an earlier removal kept (--keep)? */
+static bool
+sandbox_orphan (int rootfd, int topfd, const char *name)
+{
+  int pid = 0, used = 0;
+  unsigned rnd = 0;
+  struct stat sb;
+  if (sscanf (name, "sandbox-%d-%8x%n", &pid, &rnd, &used) != 2 || name[used] != '\0'
+      || pid <= 0)
+    return false;
+  if (kill (pid, 0) == 0 || errno != ESRCH)
+    return false; /* its kist (or a process that reused its pid) lives */
+  if (fstatat (rootfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+    return false; /* it has a state dir: the entries above handle it */
+  _cleanup_close_ int fd = openat (topfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  _cleanup_dir_ DIR *d = fdopendir (fd);
+  if (d == NULL)
+    return false;
+  fd = -1;
+  struct dirent *de;
+  bool work = false, other = false;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (strcmp (de->d_name, "work") == 0)
+        work = true;
+      else
+        other = true;
+    }
+  return other || !work;
+}
+
+/* The sandbox dirs of `kist sandbox` runs killed where no state dir exists. */
+static int
+sweep_sandbox_orphans (int rootfd, const char *root, bool dry_run, yajl_gen jg)
+{
+  int failed = 0;
+  _cleanup_close_ int topfd
+      = openat (rootfd, KIST_SANDBOX_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (topfd < 0)
+    return 0;
+  int lfd = dup (topfd);
+  _cleanup_dir_ DIR *d = lfd >= 0 ? fdopendir (lfd) : NULL;
+  if (d == NULL)
+    {
+      if (lfd >= 0)
+        close (lfd);
+      return 0;
+    }
+  static const char why[] = "the sandbox dir of a kist sandbox that is gone (no state left)";
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (!sandbox_orphan (rootfd, topfd, de->d_name))
+        continue;
+      struct gc_entry e = { .id = xstrdup (de->d_name), .reason = xstrdup (why) };
+      if (!dry_run)
+        {
+          _cleanup_error_ struct kist_error *err = NULL;
+          int r = kist_sandbox_dir_remove (rootfd, root, e.id, true, &e.kept, &err);
+          if (r < 0)
+            {
+              e.failed = true;
+              e.error = xstrdup (err->msg);
+              failed = 1;
+            }
+          else
+            e.scratch_removed = r > 0;
+        }
+      if (jg)
+        {
+          struct kist_state none = { 0 };
+          gen_entry_json (jg, &e, &none, dry_run);
+        }
+      else
+        print_text (&e, dry_run);
+      gc_entry_clear (&e);
+    }
+  return failed;
+}
+
 int
 kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -235,14 +378,24 @@ kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_er
       struct kist_state st = { 0 };
       /* Read without the lock: a sandbox being created (no state.json yet)
        * or removed right now is skipped. */
+      char *reason = NULL;
       if (kist_state_peek (rootfd, *id, &st, &e) < 0)
         {
-          if (e->errnum != ENOENT)
+          bool missing = e->errnum == ENOENT;
+          if (!missing)
             kist_log_warn ("gc: skipping container `%s`: %s", *id, e->msg);
           kist_state_clear (&st);
-          continue;
+          kist_error_freep (&e);
+          /* A state dir without state.json, not locked (the lock check
+           * below): what an interrupted create or delete left. */
+          if (!missing || !stateless_garbage (rootfd, *id))
+            continue;
+          st.id = xstrdup (*id);
+          reason = xstrdup ("it has no state.json (an interrupted create or delete)");
         }
-      struct gc_entry ent = { .id = xstrdup (*id), .reason = garbage_reason (&st, now) };
+      else
+        reason = garbage_reason (&st, now);
+      struct gc_entry ent = { .id = xstrdup (*id), .reason = reason };
       if (ent.reason == NULL)
         {
           gc_entry_clear (&ent);
@@ -250,8 +403,43 @@ kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_er
           continue;
         }
       /* A kist command working on it (its own teardown, another gc): leave
-       * it to that one rather than wait for its lock. */
+       * it to that one rather than wait for its lock.  Only a brief wait
+       * (0.5 s): a create's init that outlived its killed kist holds the
+       * lock for a moment, until it closes the inherited fd and exits. */
       int busy = kist_state_busy (rootfd, *id, &e);
+      bool waited = false;
+      for (int i = 0; busy == 1 && i < 50; i++)
+        {
+          usleep (10000);
+          waited = true;
+          busy = kist_state_busy (rootfd, *id, &e);
+        }
+      if (busy < 0 && e->errnum == ENOENT)
+        {
+          /* Removed in between (by its own delete): nothing to do. */
+          gc_entry_clear (&ent);
+          kist_state_clear (&st);
+          continue;
+        }
+      if (busy == 0 && waited)
+        {
+          /* Decide again on what it holds now. */
+          struct kist_state again = { 0 };
+          _cleanup_error_ struct kist_error *e2 = NULL;
+          char *why = NULL;
+          if (kist_state_peek (rootfd, *id, &again, &e2) == 0)
+            why = garbage_reason (&again, now);
+          else if (e2->errnum == ENOENT && stateless_garbage (rootfd, *id))
+            why = xstrdup ("it has no state.json (an interrupted create or delete)");
+          kist_state_clear (&again);
+          if (why == NULL)
+            {
+              gc_entry_clear (&ent);
+              kist_state_clear (&st);
+              continue;
+            }
+          free (why);
+        }
       if (busy < 0)
         {
           ent.failed = true;
@@ -270,6 +458,8 @@ kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_er
       gc_entry_clear (&ent);
       kist_state_clear (&st);
     }
+  failed += sweep_temp (rootfd, dry_run, jg);
+  failed += sweep_sandbox_orphans (rootfd, root, dry_run, jg);
   if (jg)
     {
       yajl_gen_array_close (jg);

@@ -119,27 +119,119 @@ kist_id_validate (const char *id, struct kist_error **err)
 
 /* ---- the state root ------------------------------------------------------- */
 
-/* mkdir -p for the parents of path (mode 0711), then path itself (0700).
- * path is absolute or relative to the cwd; existing components are fine. */
-static int
-mkdir_parents (const char *path, struct kist_error **err)
+/* May a symlink that is a parent component of the state root be followed?
+ * Only one that root or we own, in a directory (dirfd) that root or we own
+ * and that others cannot write to (or that is sticky, so that only the
+ * link's owner can replace it): then nobody else can have planted it. */
+static bool
+trusted_link (int dirfd, const struct stat *link)
 {
-  _cleanup_free_ char *p = xstrdup (path);
-  for (char *s = p + 1; *s; s++)
+  struct stat d;
+  uid_t me = geteuid ();
+  if (link->st_uid != 0 && link->st_uid != me)
+    return false;
+  if (fstat (dirfd, &d) < 0 || (d.st_uid != 0 && d.st_uid != me))
+    return false;
+  return !(d.st_mode & (S_IWGRP | S_IWOTH)) || (d.st_mode & S_ISVTX);
+}
+
+/* Open the state root, creating missing components (parents 0711, the root
+ * itself 0700), one component at a time from / (or the cwd) with O_NOFOLLOW:
+ * no symlink is followed except a trusted parent link (trusted_link), and
+ * never the last component, so `--root LINK/.` cannot name the target of
+ * LINK.  "." components are skipped and ".." is refused. */
+static int
+walk_root (const char *path, struct kist_error **err)
+{
+  _cleanup_free_ char *copy = xstrdup (path);
+  _cleanup_free_ char **comp = xcalloc (strlen (path) + 1, sizeof (char *));
+  size_t n = 0;
+  char *save = NULL;
+  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
     {
-      if (*s != '/')
+      if (strcmp (c, ".") == 0)
         continue;
-      *s = '\0';
-      if (mkdir (p, 0711) < 0 && errno != EEXIST)
+      if (strcmp (c, "..") == 0)
+        return kist_error_make (err, EINVAL,
+                                "state root `%s`: kist refuses `..` in the path of the state "
+                                "root (it could lead through a symbolic link): pass the real "
+                                "path with --root",
+                                path);
+      comp[n++] = c;
+    }
+  /* Parents are opened O_PATH: walking needs only search permission on
+   * them, as path lookup does. */
+  _cleanup_close_ int fd = open (path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return kist_error_make (err, errno, "state root `%s`: open `%s`", path,
+                            path[0] == '/' ? "/" : ".");
+  if (n == 0)
+    {
+      /* `--root /` or `--root .`: the directory itself, readable. */
+      close (fd);
+      fd = open (path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0)
+        return kist_error_make (err, errno, "open the state root `%s`", path);
+    }
+  /* The path up to the current component, for messages. */
+  _cleanup_free_ char *so_far = xstrdup (path[0] == '/' ? "" : ".");
+  for (size_t i = 0; i < n; i++)
+    {
+      bool last = i + 1 == n;
+      char *next = xasprintf ("%s/%s", so_far, comp[i]);
+      free (so_far);
+      so_far = next;
+      struct stat st;
+      int tries = 0;
+      while (fstatat (fd, comp[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
         {
           int e = errno;
-          return kist_error_make (err, e, "state root: create the parent directory `%s`", p);
+          if (e != ENOENT || tries++ > 2)
+            return kist_error_make (err, e, "state root `%s`: stat `%s`", path, so_far);
+          if (mkdirat (fd, comp[i], last ? 0700 : 0711) < 0 && errno != EEXIST)
+            return kist_error_make (err, errno, "state root `%s`: create the directory `%s`",
+                                    path, so_far);
         }
-      *s = '/';
+      int flags = (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+      if (S_ISLNK (st.st_mode))
+        {
+          char target[PATH_MAX];
+          ssize_t tl = readlinkat (fd, comp[i], target, sizeof target - 1);
+          target[tl > 0 ? tl : 0] = '\0';
+          if (last)
+            return kist_error_make (err, ELOOP,
+                                    "state root `%s` is a symbolic link (`%s` -> `%s`); kist "
+                                    "refuses to follow it: pass the real directory with --root "
+                                    "(e.g. --root \"$(realpath %s)\")",
+                                    path, so_far, target, so_far);
+          if (!trusted_link (fd, &st))
+            return kist_error_make (err, ELOOP,
+                                    "state root `%s`: the component `%s` is a symbolic link "
+                                    "(-> `%s`) owned by uid %u or in a directory others can "
+                                    "write; kist follows only links owned by root or by itself "
+                                    "in directories nobody else can write: pass the real path "
+                                    "with --root",
+                                    path, so_far, target, (unsigned) st.st_uid);
+          flags &= ~O_NOFOLLOW;
+        }
+      else if (!S_ISDIR (st.st_mode))
+        return kist_error_make (err, ENOTDIR, "state root `%s`: `%s` is not a directory", path,
+                                so_far);
+      int nfd = openat (fd, comp[i], flags);
+      if (nfd < 0)
+        {
+          int e = errno;
+          if (e == ELOOP)
+            return kist_error_make (err, e,
+                                    "state root `%s`: `%s` became a symbolic link while kist "
+                                    "opened it; kist refuses to follow it",
+                                    path, so_far);
+          return kist_error_make (err, e, "open the state root `%s` (at `%s`)", path, so_far);
+        }
+      close (fd);
+      fd = nfd;
     }
-  if (mkdir (p, 0700) < 0 && errno != EEXIST)
-    return kist_error_make (err, errno, "state root: create `%s`", p);
-  return 0;
+  return steal_fd (&fd);
 }
 
 /* XDG_RUNTIME_DIR must be an absolute path to a real directory (not a
@@ -259,25 +351,9 @@ kist_state_root_open (const char *root, char **resolved, struct kist_error **err
   while (n > 1 && path[n - 1] == '/')
     path[--n] = '\0';
 
-  if (mkdir_parents (path, err) < 0)
-    return kist_error_wrap (err, "--root `%s`", path);
-
-  _cleanup_close_ int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int fd = walk_root (path, err);
   if (fd < 0)
-    {
-      int e = errno;
-      if (e == ELOOP || e == ENOTDIR)
-        {
-          struct stat lst;
-          if (lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode))
-            return kist_error_make (err, e,
-                                    "state root `%s` is a symbolic link; kist refuses to follow it "
-                                    "(pass the real directory with --root)",
-                                    path);
-          return kist_error_make (err, e, "state root `%s` is not a directory", path);
-        }
-      return kist_error_make (err, e, "open the state root `%s`", path);
-    }
+    return -1;
 
   struct stat st;
   if (fstat (fd, &st) < 0)
@@ -354,18 +430,80 @@ is_hashed_name (const char *name)
   return true;
 }
 
-int
-kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **err)
+/* A state dir (fd, just opened with O_NOFOLLOW) must be ours: a directory
+ * owned by the euid that nobody else can write to.  One that another user
+ * planted (the bubblewrap CVE-2019-12439 class) is refused, never used. */
+static int
+check_state_dir (int fd, int rootfd, const char *id, struct kist_error **err)
 {
-  char hb[2 * KIST_SHA256_LEN + 2];
-  if (kist_id_validate (id, err) < 0)
-    return -EINVAL;
-  const char *name = dir_name (id, hb);
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return kist_error_make (err, errno, "stat the state directory of container `%s`", id);
+  if (st.st_uid == geteuid () && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+    return 0;
+  _cleanup_free_ char *root = fd_path (rootfd);
+  _cleanup_free_ char *shown = id_for_message (id);
+  if (st.st_uid != geteuid ())
+    return error_plain (err, EPERM,
+                        "state directory `%s/%s` is owned by uid %u, not by us (uid %u): kist "
+                        "did not make it (another user may have planted it); kist refuses to "
+                        "use it: inspect it and remove it by hand",
+                        root, shown, (unsigned) st.st_uid, (unsigned) geteuid ());
+  return error_plain (err, EPERM,
+                      "state directory `%s/%s` is writable by group or others (mode %04o): kist "
+                      "never makes it so and refuses to use it: inspect it and remove it by hand",
+                      root, shown, (unsigned) (st.st_mode & 07777));
+}
+
+/* Why does ROOT/NAME already exist: a message for create. */
+static int
+exists_error (int rootfd, const char *name, const char *id, struct kist_error **err)
+{
+  struct stat st;
+  _cleanup_free_ char *shown = id_for_message (id);
+  if (fstatat (rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK (st.st_mode))
+    {
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return error_plain (err, EEXIST,
+                          "container `%s` cannot be created: its state entry `%s/%s` is a "
+                          "symbolic link, which kist never makes (planted?): remove it by hand",
+                          shown, root, shown);
+    }
+  if (fstatat (rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != geteuid ())
+    {
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return error_plain (err, EEXIST,
+                          "container `%s` cannot be created: its state directory `%s/%s` "
+                          "exists and is owned by uid %u, not by us (planted?): remove it by "
+                          "hand",
+                          shown, root, shown, (unsigned) st.st_uid);
+    }
+  return error_plain (err, EEXIST, "container `%s` already exists", shown);
+}
+
+#define KIST_STATE_TMP_PREFIX "@creating-"
+
+static bool
+is_temp_name (const char *name)
+{
+  return strncmp (name, KIST_STATE_TMP_PREFIX, strlen (KIST_STATE_TMP_PREFIX)) == 0;
+}
+
+static int remove_state_dir (int rootfd, const char *name, const char *shown,
+                             struct kist_error **err);
+
+/* Without RENAME_NOREPLACE (a file system that lacks it): mkdir in place,
+ * lock, write.  Between the mkdir and the flock `kist gc` may see the dir
+ * unlocked and without state.json, and remove it: that is detected. */
+static int
+create_in_place (int rootfd, const char *name, const char *id, const struct kist_state *initial,
+                 int *dirfd, struct kist_error **err)
+{
   if (mkdirat (rootfd, name, 0700) < 0)
     {
       int e = errno;
       if (e == EEXIST)
-        return error_plain (err, EEXIST, "container `%s` already exists", id);
+        return exists_error (rootfd, name, id, err);
       _cleanup_free_ char *root = fd_path (rootfd);
       return kist_error_make (err, e, "create the state directory `%s/%s`", root, id);
     }
@@ -382,7 +520,121 @@ kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **e
       unlinkat (rootfd, name, AT_REMOVEDIR);
       return -1;
     }
+  /* `kist gc` may have removed it (unlocked, without state.json) before our
+   * flock. */
+  struct stat st;
+  if (fstat (fd, &st) < 0 || st.st_nlink == 0)
+    return error_plain (err, EAGAIN,
+                        "the new state directory of container `%s` was removed concurrently (by "
+                        "`kist gc`?): try again",
+                        id);
+  if (initial && kist_state_write (fd, initial, err) < 0)
+    {
+      remove_state_dir (rootfd, name, id, NULL);
+      return -1;
+    }
   *dirfd = steal_fd (&fd);
+  return 0;
+}
+
+int
+kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **err)
+{
+  return kist_state_create_with (rootfd, id, NULL, dirfd, err);
+}
+
+int
+kist_state_create_with (int rootfd, const char *id, const struct kist_state *initial, int *dirfd,
+                        struct kist_error **err)
+{
+  static unsigned counter;
+  char hb[2 * KIST_SHA256_LEN + 2];
+  if (kist_id_validate (id, err) < 0)
+    return -EINVAL;
+  const char *name = dir_name (id, hb);
+  struct stat st;
+  if (fstatat (rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return exists_error (rootfd, name, id, err);
+
+  _cleanup_free_ char *tmp
+      = xasprintf (KIST_STATE_TMP_PREFIX "%d.%u", (int) getpid (), counter++);
+  if (mkdirat (rootfd, tmp, 0700) < 0)
+    {
+      int e = errno;
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, e,
+                              "create the state directory of container `%s` in `%s`%s", id, root,
+                              e == ENOSPC || e == EDQUOT
+                                  ? ": the file system of the state root is full; free space "
+                                    "there (or use another --root)"
+                                  : "");
+    }
+  _cleanup_close_ int fd = openat (rootfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      unlinkat (rootfd, tmp, AT_REMOVEDIR);
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, e, "open the new state directory `%s/%s`", root, tmp);
+    }
+  if (lock_dir (fd, id, err) < 0 || (initial && kist_state_write (fd, initial, err) < 0))
+    {
+      _cleanup_error_ struct kist_error *rerr = NULL;
+      if (remove_state_dir (rootfd, tmp, tmp, &rerr) < 0)
+        kist_error_wrap (err, "(and its temporary state directory stays: %s)", rerr->msg);
+      return -1;
+    }
+  if (renameat2 (rootfd, tmp, rootfd, name, RENAME_NOREPLACE) < 0)
+    {
+      int e = errno;
+      remove_state_dir (rootfd, tmp, tmp, NULL);
+      if (e == EEXIST || e == ENOTEMPTY)
+        return exists_error (rootfd, name, id, err);
+      if (e == EINVAL || e == ENOSYS)
+        return create_in_place (rootfd, name, id, initial, dirfd, err);
+      _cleanup_free_ char *root = fd_path (rootfd);
+      return kist_error_make (err, e, "rename the new state directory `%s/%s` to `%s`", root, tmp,
+                              id);
+    }
+  *dirfd = steal_fd (&fd);
+  return 0;
+}
+
+int
+kist_state_sweep_temp (int rootfd, bool dry_run, char ***names, struct kist_error **err)
+{
+  _cleanup_strv_ char **v = xcalloc (1, sizeof (char *));
+  size_t n = 0;
+  *names = NULL;
+  int fd = openat (rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return kist_error_make (err, errno, "open the state root");
+  _cleanup_dir_ DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (fd);
+      return kist_error_make (err, e, "read the state root");
+    }
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (!is_temp_name (de->d_name))
+        continue;
+      _cleanup_close_ int tfd
+          = openat (rootfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (tfd < 0 || check_state_dir (tfd, rootfd, de->d_name, NULL) < 0)
+        continue;
+      /* Locked: its create is still running. */
+      if (flock (tfd, LOCK_EX | LOCK_NB) < 0)
+        continue;
+      if (!dry_run && remove_state_dir (rootfd, de->d_name, de->d_name, err) < 0)
+        return -1;
+      v = xrealloc (v, (n + 2) * sizeof (char *));
+      v[n++] = xstrdup (de->d_name);
+      v[n] = NULL;
+    }
+  *names = steal_pointer (&v);
   return 0;
 }
 
@@ -402,12 +654,13 @@ kist_state_open (int rootfd, const char *id, int *dirfd, struct kist_error **err
       _cleanup_free_ char *root = fd_path (rootfd);
       if (e == ELOOP || e == ENOTDIR)
         return kist_error_make (err, e,
-                                "state entry `%s/%s` is not a directory (not made by kist?): "
+                                "state entry `%s/%s` is a symbolic link or not a directory, "
+                                "which kist never makes (planted?): kist refuses to use it; "
                                 "remove it by hand",
                                 root, id);
       return kist_error_make (err, e, "open the state directory `%s/%s`", root, id);
     }
-  if (lock_dir (fd, id, err) < 0)
+  if (check_state_dir (fd, rootfd, id, err) < 0 || lock_dir (fd, id, err) < 0)
     return -1;
   /* A concurrent delete may have removed it while we waited for the lock. */
   struct stat st;
@@ -425,7 +678,14 @@ kist_state_remove (int rootfd, const char *id, struct kist_error **err)
   char hb[2 * KIST_SHA256_LEN + 2];
   if (kist_id_validate (id, err) < 0)
     return -EINVAL;
-  const char *name = dir_name (id, hb);
+  return remove_state_dir (rootfd, dir_name (id, hb), id, err);
+}
+
+/* Remove ROOT/NAME (regular files only) and verify it is gone; id names it
+ * in messages. */
+static int
+remove_state_dir (int rootfd, const char *name, const char *id, struct kist_error **err)
+{
   _cleanup_free_ char *root = fd_path (rootfd);
   /* No lock here: the caller holds it through its own kist_state_open fd (a
    * second flock on another open file description would deadlock). */
@@ -475,12 +735,17 @@ kist_state_remove (int rootfd, const char *id, struct kist_error **err)
                                         "remove it by hand",
                                         root, id, de->d_name);
             }
-          else if (unlinkat (dirfd (d), de->d_name, 0) < 0 && errno != ENOENT)
+          else if (strcmp (de->d_name, KIST_STATE_FILE) != 0
+                   && unlinkat (dirfd (d), de->d_name, 0) < 0 && errno != ENOENT)
             return kist_error_make (err, errno, "remove `%s/%s/%s`", root, id, de->d_name);
         }
       if (errno != 0)
         return kist_error_make (err, errno, "read the state directory `%s/%s`", root, id);
     }
+  /* state.json goes last: a kist killed in the middle leaves the record
+   * (or an empty dir, which `kist gc` removes). */
+  if (unlinkat (dirfd (d), KIST_STATE_FILE, 0) < 0 && errno != ENOENT)
+    return kist_error_make (err, errno, "remove `%s/%s/%s`", root, id, KIST_STATE_FILE);
 
   if (unlinkat (rootfd, name, AT_REMOVEDIR) < 0)
     return kist_error_make (err, errno, "remove the state directory `%s/%s`", root, id);
@@ -513,6 +778,8 @@ kist_state_peek (int rootfd, const char *id, struct kist_state *s, struct kist_e
       _cleanup_free_ char *root = fd_path (rootfd);
       return kist_error_make (err, e, "open the state directory `%s/%s`", root, id);
     }
+  if (check_state_dir (fd, rootfd, id, err) < 0)
+    return -1;
   return kist_state_read (fd, s, err);
 }
 
@@ -529,6 +796,8 @@ kist_state_busy (int rootfd, const char *id, struct kist_error **err)
       _cleanup_free_ char *root = fd_path (rootfd);
       return kist_error_make (err, errno, "open the state directory `%s/%s`", root, id);
     }
+  if (check_state_dir (fd, rootfd, id, err) < 0)
+    return -1;
   /* A shared lock conflicts with the exclusive lock every command holds;
    * it is released when fd is closed. */
   if (flock (fd, LOCK_SH | LOCK_NB) == 0)
@@ -639,6 +908,16 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
   gen_field_int (g, "deadline", s->deadline);
   gen_field_int (g, "kistPid", s->kist_pid);
   gen_field_int (g, "kistPidStartTime", (long long) s->kist_pid_start_time);
+  if (s->creating)
+    {
+      yajl_gen_string (g, (const unsigned char *) "creating", strlen ("creating"));
+      yajl_gen_bool (g, 1);
+    }
+  if (s->creator_pid > 0)
+    {
+      gen_field_int (g, "creatorPid", s->creator_pid);
+      gen_field_int (g, "creatorPidStartTime", (long long) s->creator_start_time);
+    }
   yajl_gen_map_close (g);
 
   {
@@ -655,8 +934,12 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
 fail:
   {
     _cleanup_free_ char *dir = fd_path (dirfd);
-    return kist_error_wrap (err, "write the state of container `%s` in `%s`", s->id ? s->id : "?",
-                            dir);
+    bool full = err && *err && ((*err)->errnum == ENOSPC || (*err)->errnum == EDQUOT);
+    return kist_error_wrap (err, "write the state of container `%s` in `%s`%s", s->id ? s->id : "?",
+                            dir,
+                            full ? " (the file system of the state root is full: free space "
+                                   "there or use another --root)"
+                                 : "");
   }
 }
 
@@ -687,6 +970,17 @@ read_int (yajl_val root, const char *key, long long min, long long max, long lon
     return kist_error_make (err, ERANGE, "field `%s`: %lld is out of range", key,
                             YAJL_GET_INTEGER (v));
   *out = YAJL_GET_INTEGER (v);
+  return 0;
+}
+
+/* An optional boolean field (absent: false). */
+static int
+read_bool (yajl_val root, const char *key, bool *out, struct kist_error **err)
+{
+  yajl_val v = kist_json_obj_get (root, key);
+  if (v != NULL && !YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
+    return kist_error_make (err, EINVAL, "field `%s`: expected true or false", key);
+  *out = YAJL_IS_TRUE (v);
   return 0;
 }
 
@@ -741,10 +1035,15 @@ state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
     return -1;
   s->kist_pid_start_time = (uint64_t) v;
 
-  yajl_val started = kist_json_obj_get (root, "started");
-  if (started != NULL && !YAJL_IS_TRUE (started) && !YAJL_IS_FALSE (started))
-    return kist_error_make (err, EINVAL, "field `started`: expected true or false");
-  s->started = YAJL_IS_TRUE (started);
+  if (read_bool (root, "started", &s->started, err) < 0
+      || read_bool (root, "creating", &s->creating, err) < 0)
+    return -1;
+  if (read_int (root, "creatorPid", 0, INT_MAX, &v, err) < 0)
+    return -1;
+  s->creator_pid = (pid_t) v;
+  if (read_int (root, "creatorPidStartTime", 0, LLONG_MAX, &v, err) < 0)
+    return -1;
+  s->creator_start_time = (uint64_t) v;
 
   yajl_val ann = kist_json_obj_get (root, "annotations");
   if (ann != NULL && !YAJL_IS_NULL (ann))
@@ -848,11 +1147,42 @@ kist_pid_start_time (pid_t pid)
   return start;
 }
 
+/* Is pid alive (no zombie) with this start time (0: any)? */
+static bool
+proc_alive (pid_t pid, uint64_t start_time)
+{
+  char st = 0;
+  uint64_t start = 0;
+  if (pid <= 0 || read_proc_stat (pid, &st, &start) < 0)
+    return false;
+  if (st == 'Z' || st == 'X' || st == 'x')
+    return false;
+  return start_time == 0 || start == start_time;
+}
+
+bool
+kist_state_create_abandoned (const struct kist_state *s)
+{
+  return s != NULL && s->creating
+         && !(s->creator_pid > 0 && s->creator_start_time != 0
+              && proc_alive (s->creator_pid, s->creator_start_time));
+}
+
+bool
+kist_state_init_alive (const struct kist_state *s)
+{
+  if (s == NULL || s->pid <= 0 || (s->creating && s->pid_start_time == 0))
+    return false;
+  return proc_alive (s->pid, s->pid_start_time);
+}
+
 enum kist_status
 kist_state_status (const struct kist_state *s)
 {
   char st = 0;
   uint64_t start = 0;
+  if (s != NULL && s->creating)
+    return kist_state_create_abandoned (s) ? KIST_STATUS_STOPPED : KIST_STATUS_CREATING;
   if (s == NULL || s->pid <= 0)
     return KIST_STATUS_STOPPED;
   if (read_proc_stat (s->pid, &st, &start) < 0)
@@ -899,6 +1229,42 @@ kist_status_name (enum kist_status st)
       return "paused";
     }
   return "unknown";
+}
+
+/* ---- the cgroup intent ------------------------------------------------------ */
+
+void
+kist_state_cgroup_intent (const char *cgroups_path, const char *id, char **scope_abs,
+                          char **top_abs)
+{
+  _cleanup_free_ char *mount = NULL, *own = NULL, *rel = NULL;
+  *scope_abs = *top_abs = NULL;
+  if (kist_cgroup_mount (&mount, NULL) < 0 || mount == NULL
+      || kist_cgroup_own_path (&own, NULL) < 0
+      || kist_cgroup_resolve_path (cgroups_path, own ? own : "", id, &rel, NULL) < 0
+      || rel == NULL)
+    return;
+  _cleanup_free_ char *abs = xasprintf ("%s/%s", mount, rel);
+  struct stat st;
+  if (lstat (abs, &st) == 0 || errno != ENOENT)
+    return;
+  /* The topmost missing component. */
+  _cleanup_free_ char *p = xstrdup (abs);
+  for (char *s = p + strlen (mount) + 1; *s; s++)
+    {
+      if (*s != '/')
+        continue;
+      *s = '\0';
+      if (lstat (p, &st) < 0 && errno == ENOENT)
+        {
+          *top_abs = steal_pointer (&p);
+          break;
+        }
+      *s = '/';
+    }
+  if (*top_abs == NULL)
+    *top_abs = xstrdup (abs);
+  *scope_abs = steal_pointer (&abs);
 }
 
 /* ---- OCI state ------------------------------------------------------------ */

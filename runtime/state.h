@@ -44,6 +44,15 @@ struct kist_state
   pid_t kist_pid;          /* pid of the kist process that owns the container (run/sandbox), 0 = none */
   uint64_t kist_pid_start_time; /* /proc/KIST_PID/stat field 22 (0 = unknown): tells a dead
                                  * owner from a reused pid */
+  /* Crash safety (issue #8): while `create` runs, state.json is an intent
+   * record with creating = true, rewritten before each resource is made (the
+   * cgroup scope it is about to create, the init pid as soon as it is known).
+   * A create killed midway leaves creating = true: `delete` and `kist gc`
+   * then kill the recorded init (only if its start time matches) and remove
+   * the recorded scope and the state dir. */
+  bool creating;
+  pid_t creator_pid;             /* the kist process running the create */
+  uint64_t creator_start_time;   /* its /proc/PID/stat field 22 */
 };
 
 /* Validate an id: 1..1024 chars of [A-Za-z0-9_.+-], not "." or "..". */
@@ -51,7 +60,12 @@ int kist_id_validate (const char *id, struct kist_error **err);
 
 /* The state root: --root if given, else /run/kist for root, and for
  * another user kist_state_user_root ("/tmp").  Created (mode 0700) if
- * missing; verified to be a directory owned by us and not a symlink.
+ * missing; verified to be a directory owned by us, not writable by group or
+ * others and not a symlink.  The path is walked one component at a time
+ * with O_NOFOLLOW ("." skipped, ".." refused), so `--root LINK/.` is refused
+ * too; a symlink in a parent component is followed only when it is owned by
+ * root or by us and sits in a directory others cannot write (or a sticky one),
+ * e.g. /var/run -> /run.
  * Returns an O_PATH-free directory fd (O_DIRECTORY|O_CLOEXEC). */
 int kist_state_root_open (const char *root, char **resolved, struct kist_error **err);
 
@@ -65,9 +79,22 @@ int kist_state_root_open (const char *root, char **resolved, struct kist_error *
  * tests pass their own. */
 int kist_state_user_root (const char *tmpbase, char **path, struct kist_error **err);
 
-/* Create ROOT/ID exclusively (EEXIST -> "container ID already exists"), lock it. */
+/* Create ROOT/ID exclusively (EEXIST -> "container ID already exists"), lock it.
+ * The directory appears atomically, already locked and (when initial is not
+ * NULL) already holding state.json: it is made as ROOT/@creating-PID.N, locked,
+ * filled, and renamed into place with RENAME_NOREPLACE.  A temporary dir left by
+ * a killed create holds no resource; kist_state_sweep_temp removes it. */
+int kist_state_create_with (int rootfd, const char *id, const struct kist_state *initial,
+                            int *dirfd, struct kist_error **err);
+/* kist_state_create_with without an initial state.json. */
 int kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **err);
-/* Open and lock ROOT/ID (ENOENT -> "container ID does not exist"). */
+/* Remove the temporary dirs of interrupted creates (ROOT/@creating-*) that no
+ * process holds locked.  *names (NULL-terminated, may be empty) lists them;
+ * with dry_run nothing is removed. */
+int kist_state_sweep_temp (int rootfd, bool dry_run, char ***names, struct kist_error **err);
+/* Open and lock ROOT/ID (ENOENT -> "container ID does not exist").  A state
+ * dir that is a symlink, not owned by us or writable by others is refused
+ * (never used: another user may have planted it). */
 int kist_state_open (int rootfd, const char *id, int *dirfd, struct kist_error **err);
 /* Remove ROOT/ID and everything in it (regular files only, no recursion
  * into mounts), verify it is gone. */
@@ -77,11 +104,20 @@ int kist_state_write (int dirfd, const struct kist_state *s, struct kist_error *
 int kist_state_read (int dirfd, struct kist_state *s, struct kist_error **err);
 void kist_state_clear (struct kist_state *s);
 
-/* Live status: stopped if the pid is gone or was reused (start time differs),
+/* Live status: creating while s->creating and its creator is alive (stopped
+ * once the creator is gone: an interrupted create); else stopped if the pid is gone or was reused (start time differs),
  * a zombie, or 0; created if alive and !started; running if alive and started;
  * paused if the cgroup is frozen (later). */
 enum kist_status kist_state_status (const struct kist_state *s);
 const char *kist_status_name (enum kist_status st);
+
+/* Is the recorded init (s->pid) alive: it exists, is no zombie and its start
+ * time matches s->pid_start_time (an intent record without a start time
+ * never matches)? */
+bool kist_state_init_alive (const struct kist_state *s);
+
+/* An interrupted create: s->creating and its creator process is gone. */
+bool kist_state_create_abandoned (const struct kist_state *s);
 
 /* /proc/PID/stat start time (field 22), 0 if unavailable. */
 uint64_t kist_pid_start_time (pid_t pid);
@@ -99,6 +135,16 @@ int kist_state_peek (int rootfd, const char *id, struct kist_state *s, struct ki
 /* Is ROOT/ID locked by another process right now (a command in progress)?
  * 1 yes, 0 no, negative with *err on error. */
 int kist_state_busy (int rootfd, const char *id, struct kist_error **err);
+
+/* For the intent record of create, before the cgroup scope is made: the
+ * absolute scope path that kist_cgroup_apply will create for this
+ * cgroupsPath (NULL: kist default kist/ID) and the topmost missing component
+ * (what kist_cgroup_remove must remove up to).  Both NULL when the scope
+ * exists already (kist_cgroup_apply verifies it is empty; it is recorded
+ * after that) or when no scope can be resolved (no cgroup2, a bad path:
+ * kist_cgroup_apply reports it). */
+void kist_state_cgroup_intent (const char *cgroups_path, const char *id, char **scope_abs,
+                               char **top_abs);
 
 /* OCI state JSON (runtime.md "State") for `kist state`. */
 char *kist_state_oci_json (const struct kist_state *s, enum kist_status st);
