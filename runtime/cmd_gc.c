@@ -210,7 +210,7 @@ sweep_temp (int rootfd, bool dry_run, yajl_gen jg)
 {
   _cleanup_error_ struct kist_error *err = NULL;
   _cleanup_strv_ char **names = NULL;
-  if (kist_state_sweep_temp (rootfd, dry_run, &names, &err) < 0)
+  if (kist_state_sweep_temp (rootfd, NULL, dry_run, &names, &err) < 0)
     {
       kist_log_error ("gc: temporary state dirs of interrupted creates: %s", err->msg);
       return 1;

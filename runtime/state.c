@@ -489,6 +489,22 @@ is_temp_name (const char *name)
   return strncmp (name, KIST_STATE_TMP_PREFIX, strlen (KIST_STATE_TMP_PREFIX)) == 0;
 }
 
+/* Is NAME the temporary dir of a create of ID: @creating-DIRNAME.PID.N? */
+static bool
+temp_name_of (const char *name, const char *id)
+{
+  char hb[2 * KIST_SHA256_LEN + 2];
+  const char *dn = dir_name (id, hb);
+  size_t pl = strlen (KIST_STATE_TMP_PREFIX), dl = strlen (dn);
+  if (strncmp (name, KIST_STATE_TMP_PREFIX, pl) != 0 || strncmp (name + pl, dn, dl) != 0
+      || name[pl + dl] != '.')
+    return false;
+  unsigned pid = 0, n = 0;
+  int used = 0;
+  return sscanf (name + pl + dl + 1, "%u.%u%n", &pid, &n, &used) == 2
+         && name[pl + dl + 1 + used] == '\0' && isdigit ((unsigned char) name[pl + dl + 1]);
+}
+
 static int remove_state_dir (int rootfd, const char *name, const char *shown,
                              struct kist_error **err);
 
@@ -557,7 +573,7 @@ kist_state_create_with (int rootfd, const char *id, const struct kist_state *ini
     return exists_error (rootfd, name, id, err);
 
   _cleanup_free_ char *tmp
-      = xasprintf (KIST_STATE_TMP_PREFIX "%d.%u", (int) getpid (), counter++);
+      = xasprintf (KIST_STATE_TMP_PREFIX "%s.%d.%u", name, (int) getpid (), counter++);
   if (mkdirat (rootfd, tmp, 0700) < 0)
     {
       int e = errno;
@@ -601,7 +617,8 @@ kist_state_create_with (int rootfd, const char *id, const struct kist_state *ini
 }
 
 int
-kist_state_sweep_temp (int rootfd, bool dry_run, char ***names, struct kist_error **err)
+kist_state_sweep_temp (int rootfd, const char *only_id, bool dry_run, char ***names,
+                       struct kist_error **err)
 {
   _cleanup_strv_ char **v = xcalloc (1, sizeof (char *));
   size_t n = 0;
@@ -627,6 +644,8 @@ kist_state_sweep_temp (int rootfd, bool dry_run, char ***names, struct kist_erro
         continue;
       /* Locked: its create is still running. */
       if (flock (tfd, LOCK_EX | LOCK_NB) < 0)
+        continue;
+      if (only_id && !temp_name_of (de->d_name, only_id))
         continue;
       if (!dry_run && remove_state_dir (rootfd, de->d_name, de->d_name, err) < 0)
         return -1;

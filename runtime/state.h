@@ -81,7 +81,7 @@ int kist_state_user_root (const char *tmpbase, char **path, struct kist_error **
 
 /* Create ROOT/ID exclusively (EEXIST -> "container ID already exists"), lock it.
  * The directory appears atomically, already locked and (when initial is not
- * NULL) already holding state.json: it is made as ROOT/@creating-PID.N, locked,
+ * NULL) already holding state.json: it is made as ROOT/@creating-ID.PID.N, locked,
  * filled, and renamed into place with RENAME_NOREPLACE.  A temporary dir left by
  * a killed create holds no resource; kist_state_sweep_temp removes it. */
 int kist_state_create_with (int rootfd, const char *id, const struct kist_state *initial,
@@ -89,9 +89,10 @@ int kist_state_create_with (int rootfd, const char *id, const struct kist_state 
 /* kist_state_create_with without an initial state.json. */
 int kist_state_create (int rootfd, const char *id, int *dirfd, struct kist_error **err);
 /* Remove the temporary dirs of interrupted creates (ROOT/@creating-*) that no
- * process holds locked.  *names (NULL-terminated, may be empty) lists them;
- * with dry_run nothing is removed. */
-int kist_state_sweep_temp (int rootfd, bool dry_run, char ***names, struct kist_error **err);
+ * process holds locked; with only_id, just those of that id.  *names (NULL-terminated, may be empty) lists them; with dry_run
+ * nothing is removed. */
+int kist_state_sweep_temp (int rootfd, const char *only_id, bool dry_run, char ***names,
+                           struct kist_error **err);
 /* Open and lock ROOT/ID (ENOENT -> "container ID does not exist").  A state
  * dir that is a symlink, not owned by us or writable by others is refused
  * (never used: another user may have planted it). */

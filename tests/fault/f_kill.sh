@@ -1,7 +1,8 @@
 #!/bin/bash
 # f_kill.sh: kill -9 of the kist process at every step of create, start,
-# exec, delete and sandbox; afterwards `kist delete --force ID` and `kist gc`
-# must find and remove everything it made: no process, mount, cgroup, netns
+# exec, delete and sandbox; afterwards `kist delete --force ID` (alone) and
+# `kist gc` (for a sandbox, whose id the caller does not know) must find and
+# remove everything it made: no process, mount, cgroup, netns
 # (a netns lives only as long as a process or a mount holds it) or state dir
 # may be left (issue #8).
 #
@@ -83,14 +84,18 @@ what_is_left ()
   return 0
 }
 
-# clean_up ID: what the user does after a kill: delete --force, then gc.
-# Both must succeed (gc: exit 0).  Sets CLEAN_ERR to what went wrong.
+# clean_up ID: what the user does after a kill: delete --force (which alone
+# must remove everything of ID), then gc.  Both must succeed (gc: exit 0).
+# Sets CLEAN_ERR to what went wrong.
 clean_up ()
 {
+  local left
   CLEAN_ERR=
   if [ -n "$1" ]; then
     kist delete --force "$1" > "$T/del.out" 2> "$T/del.err" \
       || CLEAN_ERR+="delete --force $1 failed: $(cat "$T/del.err"); "
+    left=$(what_is_left)
+    [ -n "$left" ] && CLEAN_ERR+="delete --force alone left: $left; "
   fi
   kist gc > "$T/gc.out" 2> "$T/gc.err" || CLEAN_ERR+="gc failed: $(cat "$T/gc.err"); "
 }
@@ -159,14 +164,23 @@ sweep create 1 "" "$ID" create --bundle "$B" "$ID"
 # left alone by gc; once its kist is killed, `state` and `list` call it
 # stopped (no crash) and gc removes what it made.
 MID=${CREATE_POINTS[N_CREATE / 2]}
-strace -o /dev/null -qq -e inject="${MID% *}":signal=STOP:when="${MID#* }" \
-  "$KIST" --root "$ROOT" create --bundle "$B" "$ID" < /dev/null > /dev/null 2>&1 &
+# (strace in a subshell whose stderr takes the "Killed" notice.)
+(strace -o /dev/null -qq -e inject="${MID% *}":signal=STOP:when="${MID#* }" \
+  "$KIST" --root "$ROOT" create --bundle "$B" "$ID" < /dev/null > /dev/null 2>&1; :) 2> /dev/null &
 SPID=$!
+# (Stopped: its state dir exists and it stays in a stop for 0.3 s; strace
+# stops it briefly at every syscall too.)
 KPID=
-for ((i = 0; i < 100; i++)); do
-  KPID=$(pgrep -P "$SPID" | head -n 1)
-  [ -n "$KPID" ] && grep -q '^State:.*t' "/proc/$KPID/status" 2> /dev/null && break
-  sleep 0.05
+stopped=0
+for ((i = 0; i < 100 && stopped < 3; i++)); do
+  KPID=$(pgrep -P "$(pgrep -P "$SPID" | head -n 1)" 2> /dev/null | head -n 1)
+  if [ -n "$KPID" ] && grep -Eq '^State:\s+[tT]' "/proc/$KPID/status" 2> /dev/null \
+    && [ -d "$ROOT/$ID" ]; then
+    stopped=$((stopped + 1))
+  else
+    stopped=0
+  fi
+  sleep 0.1
 done
 kc gcbusy gc
 expect_eq "gc leaves a create in progress alone: exit 0" 0 "$RC"
