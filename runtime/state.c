@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +490,25 @@ is_temp_name (const char *name)
   return strncmp (name, KIST_STATE_TMP_PREFIX, strlen (KIST_STATE_TMP_PREFIX)) == 0;
 }
 
+/* The PID of a temporary dir name @creating-DIRNAME.PID.N, 0 if none. */
+static pid_t
+temp_name_pid (const char *name)
+{
+  const char *last = strrchr (name, '.');
+  if (last == NULL || last == name)
+    return 0;
+  const char *p = last - 1;
+  while (p > name && isdigit ((unsigned char) *p))
+    p--;
+  if (*p != '.' || p + 1 == last)
+    return 0;
+  int pid = 0;
+  _cleanup_free_ char *num = strndup (p + 1, (size_t) (last - p - 1));
+  if (num == NULL || kist_parse_int (num, &pid) < 0 || pid <= 0)
+    return 0;
+  return (pid_t) pid;
+}
+
 /* Is NAME the temporary dir of a create of ID: @creating-DIRNAME.PID.N? */
 static bool
 temp_name_of (const char *name, const char *id)
@@ -642,7 +662,11 @@ kist_state_sweep_temp (int rootfd, const char *only_id, bool dry_run, char ***na
           = openat (rootfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (tfd < 0 || check_state_dir (tfd, rootfd, de->d_name, NULL) < 0)
         continue;
-      /* Locked: its create is still running. */
+      /* Locked, or its kist still lives (between its mkdir and its flock):
+       * its create is still running. */
+      pid_t owner = temp_name_pid (de->d_name);
+      if (owner > 0 && (kill (owner, 0) == 0 || errno == EPERM))
+        continue;
       if (flock (tfd, LOCK_EX | LOCK_NB) < 0)
         continue;
       if (only_id && !temp_name_of (de->d_name, only_id))

@@ -199,6 +199,26 @@ expect_match "gc removes an interrupted create (its state and cgroup)" "$OUT" \
   "^removed $ID: .*cgroup removed, state removed"
 expect_eq "gc removes an interrupted create: nothing left" "" "$(what_is_left)"
 
+# The temporary dir of a create (@creating-ID.PID.N, made before the state
+# dir is renamed into place): removed by gc once its kist is gone, left while
+# it lives (here: this shell's pid) or holds its lock.
+sleep 0 &
+DEAD=$!
+wait "$DEAD"
+mkdir -m 0700 "$ROOT/@creating-$ID.$DEAD.0" "$ROOT/@creating-$ID.$$.0" "$ROOT/@creating-$ID.$DEAD.1"
+flock "$ROOT/@creating-$ID.$DEAD.1" sleep 2 &
+LOCKER=$!
+sleep 0.2
+kc tmpgc gc
+expect_contains "gc removes the temporary dir of a dead create" "$OUT" "removed @creating-$ID.$DEAD.0:"
+expect_true "... and leaves the one of a live kist" test -d "$ROOT/@creating-$ID.$$.0"
+expect_true "... and the one whose lock is held" test -d "$ROOT/@creating-$ID.$DEAD.1"
+wait "$LOCKER"
+rmdir "$ROOT/@creating-$ID.$$.0"
+kc tmpdel delete --force "$ID"
+expect_eq "delete --force ID removes the temporary dir of its dead create" "0:" \
+  "$RC:$(ls -A "$ROOT" | grep '^@')"
+
 # ---- start --------------------------------------------------------------------
 make_created "$ID"
 strace_count s1 start "$ID"
