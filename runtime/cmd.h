@@ -27,6 +27,11 @@ int kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struc
 int kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 int kist_cmd_report (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
+/* runc's checkpoint and restore: they answer --help (podman probes
+ * `checkpoint --help`) and accept runc's flags, then fail: kist has no CRIU. */
+int kist_cmd_checkpoint (const struct kist_globals *g, int argc, char **argv,
+                         struct kist_error **err);
+int kist_cmd_restore (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 
 /* Shared by create and run: parse the create flags into o.  Returns the index
  * of the first positional argument, or -1 with *err (usage error). */
@@ -38,6 +43,19 @@ int kist_cmd_one_id (const char *cmd, int argc, char **argv, int optind_, const 
                      struct kist_error **err);
 /* Open the state root for a command that works on existing containers. */
 int kist_cmd_open_root (const struct kist_globals *g, struct kist_error **err);
+
+/* --help and -h: the usage of command cmd, listing every flag it accepts,
+ * on stdout.  Returns 0 (the exit status). */
+int kist_cmd_help (const char *cmd);
+/* Is arg --help or -h? */
+bool kist_cmd_is_help (const char *arg);
+
+/* The degradation policy of create, run, exec, sandbox and update: the
+ * union of the global --allow-degraded (g->allow_degraded) and the
+ * command's own (local), both comma-separated lists as kist-create(8)
+ * describes.  Returns NULL when neither is given, else a string that stays
+ * valid while *storage does (free *storage; it may stay NULL). */
+const char *kist_cmd_policy (const struct kist_globals *g, const char *local, char **storage);
 
 #define KIST_EXIT_USAGE 1
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kist create [--bundle DIR] [--pid-file F] [--report F|-] [--report-fd N] [--allow-degraded L] ID */
+/* kist create [--bundle DIR] [--pid-file F] [--report F|-] [--report-fd N] [--allow-degraded L] ID
+ * (kist create --help lists every flag). */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "util.h"
@@ -12,6 +13,8 @@ kist_cmd_create (const struct kist_globals *g, int argc, char **argv, struct kis
   int first = kist_parse_create_flags (argc, argv, &o, false, &detach, &keep, err);
   if (first < 0 || kist_cmd_one_id ("create", argc, argv, first, &o.id, err) < 0)
     return KIST_EXIT_USAGE;
+  _cleanup_free_ char *policy = NULL;
+  o.allow_degraded = kist_cmd_policy (g, o.allow_degraded, &policy);
   _cleanup_report_ struct kist_report *r = NULL;
   pid_t pid = 0;
   if (kist_create (g, &o, &pid, &r, err) < 0)

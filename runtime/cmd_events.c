@@ -224,14 +224,16 @@ kist_cmd_events (const struct kist_globals *g, int argc, char **argv, struct kis
 {
   static const struct option opts[] = { { "stats", no_argument, NULL, 's' },
                                         { "interval", required_argument, NULL, 'i' },
+                                        { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   bool stats_once = false;
   int64_t interval = DEFAULT_INTERVAL_NS;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+h", opts, NULL)) != -1)
     switch (c)
       {
+      case 'h': return kist_cmd_help ("events");
       case 's': stats_once = true; break;
       case 'i':
         if (parse_duration (optarg, &interval, err) < 0)

@@ -69,15 +69,17 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
     { "report", required_argument, NULL, O_REPORT },
     { "report-fd", required_argument, NULL, O_REPORTFD },
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   struct kist_exec_opts o = { .report_fd = -1 };
   _cleanup_strv_ char **env = NULL, **caps = NULL;
   int c, n;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+p:dte:u:c:", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+p:dte:u:c:h", opts, NULL)) != -1)
     switch (c)
       {
+      case 'h': return kist_cmd_help ("exec");
       case 'p': o.process_file = optarg; break;
       case 'd': o.detach = true; break;
       case O_PIDFILE: o.pid_file = optarg; break;
@@ -123,6 +125,8 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
     return usage_error (err, "`kist exec %s`: give COMMAND [ARG...] or --process FILE", o.id),
            KIST_EXIT_USAGE;
 
+  _cleanup_free_ char *policy = NULL;
+  o.allow_degraded = kist_cmd_policy (g, o.allow_degraded, &policy);
   pid_t pid = 0;
   if (kist_exec (g, &o, &pid, err) < 0)
     return kist_error_exit_status (*err);

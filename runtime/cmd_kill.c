@@ -11,12 +11,16 @@
 int
 kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "all", no_argument, NULL, 'a' }, { NULL, 0, NULL, 0 } };
+  static const struct option opts[] = { { "all", no_argument, NULL, 'a' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
   bool all = false;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+a", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+ah", opts, NULL)) != -1)
     {
+      if (c == 'h')
+        return kist_cmd_help ("kill");
       if (c != 'a')
         {
           kist_error_make (err, EINVAL, "kill: unknown option `%s`", argv[optind - 1]);

@@ -14,14 +14,16 @@ kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_
 {
   static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
                                         { "quiet", no_argument, NULL, 'q' },
+                                        { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   const char *format = "table";
   bool quiet = false;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+f:q", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+f:qh", opts, NULL)) != -1)
     switch (c)
       {
+      case 'h': return kist_cmd_help ("list");
       case 'f': format = optarg; break;
       case 'q': quiet = true; break;
       default:

@@ -27,10 +27,14 @@ static int
 pause_or_resume (const struct kist_globals *g, int argc, char **argv, bool freeze,
                  struct kist_error **err)
 {
-  static const struct option opts[] = { { NULL, 0, NULL, 0 } };
+  static const struct option opts[] = { { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
   const char *cmd = freeze ? "pause" : "resume";
   opterr = 0;
-  if (getopt_long (argc, argv, "+", opts, NULL) != -1)
+  int c = getopt_long (argc, argv, "+h", opts, NULL);
+  if (c == 'h')
+    return kist_cmd_help (cmd);
+  if (c != -1)
     {
       kist_error_make (err, EINVAL, "%s: unknown option `%s` (usage: kist %s ID)", cmd,
                        argv[optind - 1], cmd);

@@ -121,12 +121,15 @@ int
 kist_cmd_ps (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
   static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   const char *format = "table";
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+f:", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+f:h", opts, NULL)) != -1)
     {
+      if (c == 'h')
+        return kist_cmd_help ("ps");
       if (c != 'f')
         {
           kist_error_make (err, EINVAL, "ps: unknown option or missing value: `%s`",

@@ -15,14 +15,16 @@ kist_cmd_spec (const struct kist_globals *g, int argc, char **argv, struct kist_
 {
   static const struct option opts[] = { { "bundle", required_argument, NULL, 'b' },
                                         { "rootless", no_argument, NULL, 'r' },
+                                        { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   const char *bundle = ".";
   bool rootless = false;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+b:", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+b:h", opts, NULL)) != -1)
     switch (c)
       {
+      case 'h': return kist_cmd_help ("spec");
       case 'b': bundle = optarg; break;
       case 'r': rootless = true; break;
       default:

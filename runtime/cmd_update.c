@@ -8,7 +8,12 @@
  * kist_cgroup_update, which validates, writes and reads back each file; the
  * entries it applied replace the same-named entries of the stored
  * report.json, so that `kist report` shows the limits now in force.  Prints
- * nothing on success. */
+ * nothing on success.
+ *
+ * The degradation policy is create's (the global --allow-degraded plus the
+ * command's own): a limit that cannot be applied (e.g. its controller is
+ * missing) fails the update unless its cgroup.FILE layer may degrade; a
+ * degraded one is only warned about. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -222,9 +227,11 @@ drop_layer (struct kist_report *r, const char *name)
 /* The entries the update applied replace the stored ones of the same name
  * (appended: the report lists layers in the order they were applied).
  * Entries that were not applied are not stored: the old value is still in
- * force, and the error tells the caller. */
+ * force, and the error (or, degraded, the warning) tells the caller.  The
+ * entries are moved, not added with kist_report_add: they were recorded
+ * (and logged with --debug) once already, in upd. */
 static int
-store_report (int dirfd, const char *id, const struct kist_report *upd, struct kist_error **err)
+store_report (int dirfd, const char *id, struct kist_report *upd, struct kist_error **err)
 {
   size_t n_applied = 0;
   for (size_t i = 0; i < upd->n_layers; i++)
@@ -251,7 +258,13 @@ store_report (int dirfd, const char *id, const struct kist_report *upd, struct k
     if (upd->layers[i].applied)
       {
         drop_layer (stored, upd->layers[i].name);
-        kist_report_add (stored, &upd->layers[i]);
+        if (stored->n_layers == stored->cap_layers)
+          {
+            stored->cap_layers = stored->cap_layers ? stored->cap_layers * 2 : 32;
+            stored->layers = xrealloc (stored->layers, stored->cap_layers * sizeof *stored->layers);
+          }
+        stored->layers[stored->n_layers++] = upd->layers[i];
+        memset (&upd->layers[i], 0, sizeof upd->layers[i]);
       }
   return kist_report_write_at (stored, dirfd, "report.json", 0600, err);
 }
@@ -261,7 +274,8 @@ kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kis
 {
   enum
   {
-    O_MEM = 256, O_MEMRES, O_SWAP, O_SHARES, O_QUOTA, O_PERIOD, O_CPUS, O_MEMS, O_PIDS, O_WEIGHT
+    O_MEM = 256, O_MEMRES, O_SWAP, O_SHARES, O_QUOTA, O_PERIOD, O_CPUS, O_MEMS, O_PIDS, O_WEIGHT,
+    O_DEGRADE
   };
   static const struct option opts[] = {
     { "resources", required_argument, NULL, 'r' },
@@ -276,17 +290,21 @@ kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kis
     { "cpuset-mems", required_argument, NULL, O_MEMS },
     { "pids-limit", required_argument, NULL, O_PIDS },
     { "blkio-weight", required_argument, NULL, O_WEIGHT },
+    { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   struct update_flags f = { 0 };
-  const char *resources = NULL;
+  const char *resources = NULL, *allow_degraded = NULL;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+r:", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+r:h", opts, NULL)) != -1)
     {
       switch (c)
         {
+        case 'h': return kist_cmd_help ("update");
         case 'r': resources = optarg; break;
+        case O_DEGRADE: allow_degraded = optarg; break;
         case O_MEM: f.memory = optarg; break;
         case O_MEMRES: f.memory_reservation = optarg; break;
         case O_SWAP: f.memory_swap = optarg; break;
@@ -369,17 +387,17 @@ kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kis
                        id);
       goto out;
     }
-  upd = kist_report_new (id, "update", NULL);
+  _cleanup_free_ char *policy = NULL;
+  upd = kist_report_new (id, "update", kist_cmd_policy (g, allow_degraded, &policy));
   int r = kist_cgroup_update (st.cgroup_path, res, upd, err);
   if (r < 0)
-    {
-      /* kist_report_failed suggests --allow-degraded, which is a create/run
-       * flag: an update that cannot be applied just fails. */
-      char *hint = *err ? strstr ((*err)->msg, " (allow it to degrade with --allow-degraded ") : NULL;
-      if (hint)
-        *hint = '\0';
-      kist_error_wrap (err, "update container `%s` (cgroup %s)", id, st.cgroup_path);
-    }
+    kist_error_wrap (err, "update container `%s` (cgroup %s)", id, st.cgroup_path);
+  else
+    for (size_t i = 0; i < upd->n_layers; i++)
+      if (upd->layers[i].requested && !upd->layers[i].applied)
+        kist_log_warn ("update container `%s`: layer %s not applied (allowed to degrade): %s", id,
+                       upd->layers[i].name,
+                       upd->layers[i].reason ? upd->layers[i].reason : "unknown reason");
   /* Whatever was applied is in force now, also after a later failure. */
   struct kist_error *e2 = NULL;
   if (store_report (dirfd, id, upd, &e2) < 0)

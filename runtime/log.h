@@ -12,4 +12,13 @@ void kist_log_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)
 void kist_log_warn (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 void kist_log_debug (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
+/* --debug: one debug line for a report entry, called by report.c where an
+ * entry is recorded (requested NULL: not requested; "" : requested).  Only
+ * the process that called kist_log_init logs: an entry recorded in a
+ * container's init (whose stderr may be the container's) is logged by the
+ * parent when it receives it.  In JSON the line also has "layer" and
+ * "applied" fields. */
+void kist_log_layer (const char *name, const char *requested, bool applied, int errnum,
+                     const char *reason, const char *detail);
+
 #endif
