@@ -53,10 +53,10 @@ for t in "${targets[@]}"; do
     result="CRASH (exit $rc, log $log)"
     status=1
   fi
-  rows+=("$(printf '%-16s %10s %9s %6s %6s %12s  %s' "fuzz_$t" "$execs" "$eps" "$cov" "$ft" \
+  rows+=("$(printf '%-20s %10s %9s %6s %6s %12s  %s' "fuzz_$t" "$execs" "$eps" "$cov" "$ft" \
     "$corp" "$result")")
 done
 
-printf '%-16s %10s %9s %6s %6s %12s  %s\n' target execs exec/s cov ft corpus result
+printf '%-20s %10s %9s %6s %6s %12s  %s\n' target execs exec/s cov ft corpus result
 printf '%s\n' "${rows[@]}"
 exit "$status"
