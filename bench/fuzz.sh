@@ -7,7 +7,7 @@
 # Starts from a temp copy of tests/fuzz/corpus/TARGET with its dictionary;
 # the tree is not changed.  A target that crashes is reported as CRASH (the
 # reproducer is kept in BUILDDIR/fuzz/artifacts/) and makes the exit status
-# non-zero.  Environment: KIST_FUZZ_BUILDDIR (default _build-h2), CLANG,
+# non-zero.  Environment: KIST_FUZZ_BUILDDIR (default _build-fuzz), CLANG,
 # KIST_FUZZ_TARGETS (a space-separated subset).
 set -u -o pipefail
 export LC_ALL=C

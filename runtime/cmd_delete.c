@@ -10,12 +10,16 @@
 int
 kist_cmd_delete (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "force", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
+  static const struct option opts[] = { { "force", no_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
   bool force = false;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+f", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+fh", opts, NULL)) != -1)
     {
+      if (c == 'h')
+        return kist_cmd_help ("delete");
       if (c != 'f')
         {
           kist_error_make (err, EINVAL, "delete: unknown option `%s`", argv[optind - 1]);

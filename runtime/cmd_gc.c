@@ -331,14 +331,16 @@ kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_er
 {
   static const struct option opts[] = { { "dry-run", no_argument, NULL, 'n' },
                                         { "format", required_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   const char *format = "text";
   bool dry_run = false;
   int c;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+nf:", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+nf:h", opts, NULL)) != -1)
     switch (c)
       {
+      case 'h': return kist_cmd_help ("gc");
       case 'n': dry_run = true; break;
       case 'f': format = optarg; break;
       default:

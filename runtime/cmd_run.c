@@ -10,14 +10,36 @@
 #include "log.h"
 #include "util.h"
 
+/* The report as it is right before the exec, where --report and
+ * --report-fd send it (a file is rewritten with the exec afterwards). */
+struct run_report
+{
+  const struct kist_create_opts *o;
+  bool written;
+};
+
+static void
+report_ready (const struct kist_report *r, void *arg)
+{
+  struct run_report *rr = arg;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (rr->written)
+    return;
+  rr->written = true;
+  if (kist_create_write_report (rr->o, r, &e) < 0)
+    kist_log_warn ("%s", e->msg);
+}
+
 int
 kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  struct kist_create_opts o = { .operation = "run" };
+  struct kist_create_opts o = { .operation = "run", .report_at_start = true };
   bool detach = false, keep = false;
   int first = kist_parse_create_flags (argc, argv, &o, true, &detach, &keep, err);
   if (first < 0 || kist_cmd_one_id ("run", argc, argv, first, &o.id, err) < 0)
     return KIST_EXIT_USAGE;
+  _cleanup_free_ char *policy = NULL;
+  o.allow_degraded = kist_cmd_policy (g, o.allow_degraded, &policy);
 
   _cleanup_report_ struct kist_report *r = NULL;
   pid_t pid = 0;
@@ -29,9 +51,11 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
     return KIST_EXIT_FAILURE;
   if (!detach)
     kist_forward_signals (pid);
-  if (kist_container_start (rootfd, o.id, r, err) < 0)
+  struct run_report rr = { .o = &o };
+  if (kist_container_start (rootfd, o.id, r, report_ready, &rr, err) < 0)
     {
       int status = kist_error_exit_status (*err);
+      report_ready (r, &rr);
       if (!detach)
         kist_wait_status (pid, -1, NULL);
       _cleanup_error_ struct kist_error *derr = NULL;

@@ -120,13 +120,14 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "report-fd", required_argument, NULL, O_REPORTFD },
     { "report-format", required_argument, NULL, O_REPORTFMT },
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   struct kist_sandbox_opts *o = &f->o;
   int c, n;
   uint64_t u;
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+h", opts, NULL)) != -1)
     switch (c)
       {
       case O_ROOTFS:
@@ -295,6 +296,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--report-format `%s`: expected json or text", optarg);
         break;
       case O_DEGRADE: f->allow_degraded = optarg; break;
+      case 'h': kist_cmd_help ("sandbox"); exit (0);
       default:
         return usage_error (err, "unknown option or missing value: `%s` (see kist-sandbox(8))",
                             argv[optind - 1]);
@@ -365,6 +367,13 @@ emit_report (const struct sb_flags *f, const struct kist_report *r, bool first)
     kist_log_warn ("--report `%s`: %s", f->report_path, e->msg);
   if (first && f->report_fd >= 0 && kist_write_all (f->report_fd, text, len) < 0)
     kist_log_warn ("--report-fd %d: write failed", f->report_fd);
+}
+
+/* start's callback: the report right before the exec, first time. */
+static void
+sandbox_report_ready (const struct kist_report *r, void *arg)
+{
+  emit_report (arg, r, true);
 }
 
 /* ---------------------------------------------------------- run loop */
@@ -518,7 +527,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   struct sb_flags f = { .report_fd = -1 };
   kist_sandbox_opts_init (&f.o);
   int status = KIST_EXIT_FAILURE;
-  _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL;
+  _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL, *policy = NULL;
   _cleanup_close_ int rootfd = -1;
   _cleanup_report_ struct kist_report *r = NULL;
   struct kist_sandbox_dir dir = { 0 };
@@ -544,7 +553,8 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   int64_t start_ms = now_ms ();
   struct kist_create_opts co = {
     .id = id, .bundle = dir.path, .operation = "sandbox", .report_fd = -1,
-    .allow_degraded = f.allow_degraded, .config_json = config, .config_len = config_len,
+    .allow_degraded = kist_cmd_policy (g, f.allow_degraded, &policy), .config_json = config,
+    .config_len = config_len,
     .die_with_parent = true,
     .deadline = (int64_t) time (NULL)
                 + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
@@ -563,11 +573,10 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
       status = kist_error_exit_status (*err);
       goto teardown;
     }
-  emit_report (&f, r, true);
-
   kist_forward_signals (pid);
-  if (kist_container_start (rootfd, id, r, err) < 0)
+  if (kist_container_start (rootfd, id, r, sandbox_report_ready, &f, err) < 0)
     {
+      emit_report (&f, r, true);
       status = kist_error_exit_status (*err);
       kist_wait_status (pid, -1, NULL);
       goto teardown;

@@ -186,14 +186,14 @@ read_resources (const char *path, char **out, struct kist_error **err)
 static int
 parse_resources (const char *what, char *text, yajl_val *out, struct kist_error **err)
 {
-  char ebuf[256] = "";
   kist_rstrip (text);
   if (*text == '\0')
     return kist_error_make (err, EINVAL,
                             "update: %s is empty: expected an OCI LinuxResources JSON object", what);
-  yajl_val v = yajl_tree_parse (text, ebuf, sizeof ebuf);
-  if (v == NULL)
-    return kist_error_make (err, EINVAL, "update: %s: invalid JSON: %s", what, kist_rstrip (ebuf));
+  yajl_val v = NULL;
+  _cleanup_free_ char *doc = xasprintf ("update: %s: ", what);
+  if (kist_json_parse (text, strlen (text), doc, &v, err) < 0)
+    return -1;
   if (!YAJL_IS_OBJECT (v))
     {
       yajl_tree_free (v);

@@ -42,8 +42,27 @@
 
 typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
 
-/* The container init's table of contents: every layer, in the order applied. */
+/* From here on no process in the container can reach the init through
+ * /proc/PID (fd, mem, ptrace): it becomes non-dumpable before it joins or
+ * creates anything, and stays so until execve (CVE-2016-9962).  The
+ * rootless parent wrote the id maps before GO, while it still could. */
+static int
+kist_nondumpable (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  (void) ctx;
+  (void) r;
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+    return kist_error_make (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
+  return 0;
+}
+
+/* The container init's table of contents: every layer, in the order applied.
+ * The end of it (session, fds, the filter, execve) is kist_process_exec,
+ * after `start`. */
 static const kist_layer_fn init_layers[] = {
+  kist_oom_apply,       /* oom_score_adj: while the init has kist's credentials and
+                           /proc/self is still its own to write */
+  kist_nondumpable,     /* (no entry) */
   kist_ns_apply,        /* namespace.*: joins, the time namespace, read back */
   kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
   kist_mounts_apply,    /* mounts */
@@ -53,8 +72,8 @@ static const kist_layer_fn init_layers[] = {
   kist_sysctl_apply,    /* sysctl */
   kist_net_apply,       /* network.loopback */
   kist_paths_apply,     /* masked_paths, readonly_paths */
-  kist_process_prepare, /* oom_score_adj, cwd (created before the root goes read-only),
-                           environment, executable lookup */
+  kist_process_prepare, /* cwd (created before the root goes read-only), environment,
+                           executable lookup */
   kist_rootfs_readonly, /* rootfs.readonly */
   kist_rlimits_apply,   /* rlimit.* */
   kist_seccomp_apply_early, /* seccomp, here only without no_new_privileges (needs
@@ -62,7 +81,8 @@ static const kist_layer_fn init_layers[] = {
   kist_user_apply,      /* user */
   kist_caps_apply,      /* capabilities */
   kist_nnp_apply,       /* no_new_privileges */
-  kist_seccomp_apply,   /* seccomp: last before exec */
+  kist_seccomp_apply,   /* seccomp: here only a filter with a notify listener (its fd
+                           goes to the waiting parent); else kist_process_exec */
 };
 
 /* ------------------------------------------------------------------ init */
@@ -90,6 +110,43 @@ kist_prepare_exec_fds (int preserve_fds, struct kist_error **err)
   if (syscall (SYS_close_range, (unsigned) first, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
     return kist_error_make (err, errno, "close_range(%d, ~0, CLOSE_RANGE_CLOEXEC)", first);
   return 0;
+}
+
+/* Accept connections on the start socket until one sends START; returns it.
+ * A connection that closes without a word is dropped; any other failure
+ * (a filter loaded early that denies accept or recv, say) ends the init,
+ * with the error sent on the connection when there is one, so that `start`
+ * never waits for nothing. */
+static int
+wait_start (int start_fd)
+{
+  for (;;)
+    {
+      int conn = accept4 (start_fd, NULL, NULL, SOCK_CLOEXEC);
+      if (conn < 0)
+        {
+          if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+          _exit (KIST_EXIT_FAILURE);
+        }
+      char c = 0;
+      ssize_t n;
+      do
+        n = recv (conn, &c, 1, 0);
+      while (n < 0 && errno == EINTR);
+      if (n == 1 && c == KIST_SYNC_START)
+        return conn;
+      if (n < 0)
+        {
+          _cleanup_error_ struct kist_error *e = NULL;
+          kist_error_make (&e, errno,
+                           "the container init cannot read the start message (does the seccomp "
+                           "profile, loaded before the user switch because noNewPrivileges is "
+                           "false, deny recvfrom?)");
+          init_fail (conn, e);
+        }
+      close (conn);
+    }
 }
 
 static void __attribute__ ((noreturn))
@@ -122,44 +179,47 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
         init_fail (fd, err);
     }
 
-  /* Ready: from now on the init outlives the kist process that created it
-   * (except in a sandbox, which dies with its kist). */
-  if (prctl (PR_SET_PDEATHSIG, ctx->die_with_parent ? SIGKILL : 0) < 0)
+  /* Ready.  Until kist_create has written the state (COMMIT), the init dies
+   * with it: the user switch cleared the parent-death signal, so set it
+   * again; a parent that died before that leaves the COMMIT recv an EOF. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
     {
-      kist_error_make (&err, errno, "prctl(PR_SET_PDEATHSIG, 0)");
+      kist_error_make (&err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
       init_fail (fd, err);
     }
   if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
     _exit (KIST_EXIT_FAILURE);
+  _cleanup_free_ char *commit = NULL;
+  if (kist_sync_recv (fd, &type, &commit, NULL) < 0 || type != KIST_SYNC_GO)
+    _exit (KIST_EXIT_FAILURE);
+  /* Committed: from now on the init outlives the kist process that created
+   * it (except in a sandbox, which dies with its kist). */
+  if (!ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, 0) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  /* Acknowledged: kist_create returns only now, so that its exit cannot
+   * kill an init that had not cleared the signal yet. */
+  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
+    _exit (KIST_EXIT_FAILURE);
   close (fd);
 
-  int conn;
-  for (;;)
-    {
-      conn = accept4 (ctx->start_fd, NULL, NULL, SOCK_CLOEXEC);
-      if (conn >= 0)
-        {
-          char c = 0;
-          if (read (conn, &c, 1) == 1 && c == KIST_SYNC_START)
-            break;
-          close (conn);
-          continue;
-        }
-      if (errno != EINTR && errno != ECONNABORTED)
-        _exit (KIST_EXIT_FAILURE);
-    }
+  int conn = wait_start (ctx->start_fd);
   close (ctx->start_fd);
-  /* The user switch cleared the parent-death signal: set it again. */
-  if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
-    _exit (KIST_EXIT_FAILURE);
+  ctx->start_fd = -1;
 
-  execve (ctx->exec_path, ctx->spec->process->args, ctx->envp);
-  int e = errno;
-  kist_error_make (&err, e, "exec `%s`", ctx->exec_path);
-  err->status = (e == ENOENT) ? KIST_EXIT_NOTFOUND : KIST_EXIT_NOEXEC;
-  init_fail (conn, err);
+  /* `start`: the rest is reported to the start client over conn, and the
+   * filter is loaded only now, so that it cannot deny anything kist still
+   * needed (accept, recv) and the client sees READY only right before the
+   * execve. */
+  ctx->sync_fd = conn;
+  struct kist_report *rs = kist_report_new (ctx->id, operation, allow_degraded);
+  size_t rs_sent = 0;
+  if (kist_process_exec (ctx, rs, &rs_sent, &err) < 0)
+    {
+      kist_sync_send_layers (conn, rs, rs_sent, &rs_sent);
+      init_fail (conn, err);
+    }
+  _exit (KIST_EXIT_FAILURE);
 }
-
 /* ---------------------------------------------------------------- parent */
 
 /* ROOT/ID/start.sock, addressed through the state dir fd (a path of any
@@ -169,7 +229,7 @@ start_socket (int state_dirfd, bool server, struct kist_error **err)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/start.sock", state_dirfd);
-  _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  _cleanup_close_ int s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (s < 0)
     return kist_error_make (err, errno, "socket(AF_UNIX)");
   if (server && (bind (s, (struct sockaddr *) &addr, sizeof addr) < 0 || listen (s, 4) < 0))
@@ -343,7 +403,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   _cleanup_close_ int start_fd = -1;
   _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL,
                         *annotations = NULL;
-  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1,
+  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file,
@@ -403,7 +463,22 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   rootfd = kist_state_root_open (g->root, &root, err);
   if (rootfd < 0)
     return -1;
-  if (kist_state_create (rootfd, o->id, &state_dirfd, err) < 0)
+  /* Until the init is ready, state.json is an intent record (creating): it
+   * is rewritten before each resource is made (the cgroup scope kist is about
+   * to create, the init pid and start time as soon as clone returned), so that
+   * `delete` and `kist gc` find and remove what a killed create left.  The
+   * state dir appears already locked and holding it (kist_state_create). */
+  created = kist_time_rfc3339 ();
+  owner = xasprintf ("%u", (unsigned) geteuid ());
+  struct kist_state intent = { .id = (char *) o->id, .bundle = ctx.bundle, .rootfs = ctx.rootfs,
+                               .created = created, .owner = owner,
+                               .oci_version = spec->oci_version, .deadline = o->deadline,
+                               .kist_pid = o->die_with_parent ? getpid () : 0,
+                               .kist_pid_start_time
+                               = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0,
+                               .creating = true, .creator_pid = getpid (),
+                               .creator_start_time = kist_pid_start_time (getpid ()) };
+  if (kist_state_create_with (rootfd, o->id, &intent, &state_dirfd, err) < 0)
     return -1;
   state_created = true;
   ctx.state_dirfd = state_dirfd;
@@ -418,7 +493,31 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = kist_seccomp_prepare (&ctx, rootfd, &seccomp, r, err)) < 0)
     goto fail;
   ctx.seccomp = seccomp;
+  {
+    const char *cgp = spec->linux_ ? spec->linux_->cgroups_path : NULL;
+    kist_state_cgroup_intent (cgp, o->id, &cgroup_abs, &cgroup_created_abs);
+    if (cgroup_abs != NULL)
+      {
+        intent.cgroup_path = cgroup_abs;
+        intent.cgroup_created = cgroup_created_abs;
+        if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
+          goto fail;
+      }
+  }
   if ((ret = kist_cgroup_apply (&ctx, r, &cgroup, err)) < 0)
+    goto fail;
+  free (cgroup_abs);
+  free (cgroup_created_abs);
+  cgroup_abs = cgroup_created_abs = NULL;
+  if (cgroup)
+    {
+      cgroup_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
+      if (cgroup->created_from)
+        cgroup_created_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->created_from);
+    }
+  intent.cgroup_path = cgroup_abs;
+  intent.cgroup_created = cgroup_created_abs;
+  if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
     goto fail;
   if ((ret = kist_ns_host_inodes (&ctx, err)) < 0)
     goto fail;
@@ -457,12 +556,18 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       close (sync_parent);
       close (state_dirfd);
       close (rootfd);
+      if (cgroup)
+        close (cgroup->dirfd); /* the host's cgroup directory: not for the container */
       ctx.state_dirfd = -1;
       ctx.sync_fd = sync_child;
       ctx.start_fd = start_fd;
       init_main (&ctx, o->operation, o->allow_degraded);
     }
   ctx.pid = pid;
+  intent.pid = pid;
+  intent.pid_start_time = kist_pid_start_time (pid);
+  if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
+    goto fail;
   if (cgroup && !into_cgroup && (ret = kist_cgroup_enter (cgroup, pid, err)) < 0)
     goto fail;
   if (cgroup)
@@ -484,35 +589,37 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     goto fail;
 
   /* Ready.  Record the state, the report, the pid file. */
-  created = kist_time_rfc3339 ();
-  owner = xasprintf ("%u", (unsigned) geteuid ());
-  struct kist_state st = { .id = (char *) o->id, .bundle = ctx.bundle, .rootfs = ctx.rootfs,
-                           .pid = pid, .pid_start_time = kist_pid_start_time (pid),
-                           .created = created, .owner = owner,
-                           .oci_version = spec->oci_version,
-                           .annotations_json = annotations = annotations_json (spec),
-                           .deadline = o->deadline,
-                           .kist_pid = o->die_with_parent ? getpid () : 0,
-                           .kist_pid_start_time
-                           = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0 };
-  if (cgroup)
-    {
-      st.cgroup_path = cgroup_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
-      if (cgroup->created_from)
-        st.cgroup_created = cgroup_created_abs
-            = xasprintf ("%s/%s", cgroup->mount, cgroup->created_from);
-    }
+  struct kist_state st = intent;
+  st.creating = false;
+  st.annotations_json = annotations = annotations_json (spec);
   if ((ret = kist_state_write (state_dirfd, &st, err)) < 0)
     goto fail;
   if ((ret = store_report (state_dirfd, r, err)) < 0)
-    goto fail;
+    {
+      kist_error_wrap (err, "store the report in the state directory of container `%s` under `%s`",
+                       o->id, root);
+      goto fail;
+    }
   if (o->pid_file && (ret = kist_write_pid_file (o->pid_file, pid, err)) < 0)
     goto fail;
-  if ((ret = kist_create_write_report (o, r, err)) < 0)
+  if (!o->report_at_start && (ret = kist_create_write_report (o, r, err)) < 0)
     {
       report_written = true; /* do not try (and fail) again below */
       goto fail;
     }
+  /* COMMIT: the state is on disk, so the init may now outlive us; it
+   * acknowledges once its parent-death signal is cleared. */
+  {
+    char ack = 0;
+    _cleanup_free_ char *ackp = NULL;
+    if (kist_sync_send (ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0
+        || kist_sync_recv (ctx.sync_fd, &ack, &ackp, NULL) < 0 || ack != KIST_SYNC_READY)
+      {
+        ret = kist_error_make (err, errno,
+                               "the container init died before the create was committed");
+        goto fail;
+      }
+  }
   *pid_out = pid;
   return 0;
 
@@ -531,7 +638,14 @@ fail:
                                      : NULL;
       _cleanup_error_ struct kist_error *cerr = NULL;
       if (kist_cgroup_remove (abs, top, &cerr) < 0)
-        kist_log_error ("cleanup after a failed create: %s", cerr->msg);
+        {
+          /* Keep the intent record: `kist delete --force ID` or `kist gc`
+           * retries once this kist is gone. */
+          kist_log_error ("cleanup after a failed create: %s; the state dir is kept: remove the "
+                          "rest with `kist delete --force %s`",
+                          cerr->msg, o->id);
+          state_created = false;
+        }
     }
   if (r && !report_written)
     {
@@ -552,8 +666,57 @@ fail:
 
 /* ------------------------------------------------------------- commands */
 
+/* The start client's side: the init's last entries (session, seccomp), then
+ * READY right before its execve, then EOF (the close-on-exec connection
+ * closed: the execve succeeded) or the exec error.  EOF before READY means
+ * the init died before it could exec: never a success. */
+static int
+collect_start (int conn, struct kist_report *r, const char *id, kist_start_ready_fn on_ready,
+               void *arg, struct kist_error **err)
+{
+  bool ready = false;
+  for (;;)
+    {
+      char type = 0;
+      _cleanup_free_ char *payload = NULL;
+      size_t len = 0;
+      int ret = kist_sync_recv (conn, &type, &payload, &len);
+      if (ret == -ECONNRESET && ready)
+        return 0;
+      if (ret < 0)
+        return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
+                                "the init of container `%s` exited before it could exec its "
+                                "process (see the report: `kist report %s`)",
+                                id, id);
+      switch (type)
+        {
+        case KIST_SYNC_LAYER:
+          {
+            struct kist_layer l;
+            if (kist_layer_decode (payload, len, &l) < 0)
+              return kist_error_make (err, EPROTO, "malformed report entry from the container init");
+            if (r)
+              kist_report_add (r, &l);
+            kist_layer_clear (&l);
+            break;
+          }
+        case KIST_SYNC_READY:
+          ready = true;
+          if (on_ready && r)
+            on_ready (r, arg);
+          break;
+        case KIST_SYNC_ERROR:
+          return kist_sync_decode_error (payload, len, err);
+        default:
+          return kist_error_make (err, EPROTO, "unexpected message %d from the container init",
+                                  type);
+        }
+    }
+}
+
 int
-kist_container_start (int rootfd, const char *id, struct kist_report *r, struct kist_error **err)
+kist_container_start (int rootfd, const char *id, struct kist_report *r,
+                      kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
 {
   _cleanup_close_ int dirfd = -1, conn = -1;
   _cleanup_report_ struct kist_report *stored = NULL;
@@ -571,32 +734,8 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r, struct 
                              id, kist_status_name (status));
       goto out;
     }
-  conn = start_socket (dirfd, false, err);
-  if (conn < 0)
-    {
-      ret = -1;
-      goto out;
-    }
-  char c = KIST_SYNC_START;
-  if (kist_write_all (conn, &c, 1) < 0)
-    {
-      ret = kist_error_make (err, errno, "send start to the container init");
-      goto out;
-    }
-  /* EOF: the close-on-exec connection closed, so execve succeeded. */
-  char buf[4096];
-  ssize_t n = kist_read_all (conn, buf, sizeof buf - 1);
-  if (n > 1 && buf[0] == KIST_SYNC_ERROR)
-    {
-      buf[n] = '\0';
-      kist_sync_decode_error (buf + 1, (size_t) n - 1, err);
-      ret = -1;
-      goto out;
-    }
-  st.started = true;
-  if ((ret = kist_state_write (dirfd, &st, err)) < 0)
-    goto out;
-  /* Record the exec in the stored report (and in the caller's, for run). */
+  /* The entries of the end of the init's setup go into the stored report
+   * (and the caller's, for run). */
   if (r == NULL)
     {
       _cleanup_free_ char *json = NULL;
@@ -607,13 +746,32 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r, struct 
       if (e1)
         kist_log_warn ("report.json of `%s`: %s", id, e1->msg);
     }
+  conn = start_socket (dirfd, false, err);
+  if (conn < 0)
+    {
+      ret = -1;
+      goto out;
+    }
+  if (kist_sync_send (conn, KIST_SYNC_START, NULL, 0) < 0)
+    {
+      ret = kist_error_make (err, errno, "send start to the container init");
+      goto out;
+    }
+  ret = collect_start (conn, r, id, on_ready, arg, err);
   if (r)
     {
-      kist_report_applied (r, "exec", NULL, "execve of process.args[0] succeeded (seen by the parent)");
+      if (ret == 0)
+        kist_report_applied (r, "exec", NULL,
+                             "execve of process.args[0] succeeded (seen by the parent)");
       _cleanup_error_ struct kist_error *e2 = NULL;
       if (store_report (dirfd, r, &e2) < 0)
         kist_log_warn ("%s", e2->msg);
     }
+  if (ret < 0)
+    goto out;
+  st.started = true;
+  if ((ret = kist_state_write (dirfd, &st, err)) < 0)
+    goto out;
   ret = 0;
 out:
   kist_state_clear (&st);
@@ -735,7 +893,11 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
     {
       if (force && *err && (*err)->errnum == ENOENT)
         {
+          /* A create killed before its state dir appeared leaves only an
+           * unlocked temporary dir (no resource): remove that too. */
+          _cleanup_strv_ char **tmp = NULL;
           kist_error_freep (err);
+          kist_state_sweep_temp (rootfd, id, false, &tmp, NULL);
           return 0;
         }
       return -1;
@@ -743,10 +905,48 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
   if ((ret = kist_state_read (dirfd, &st, err)) < 0)
     {
       if (!force)
-        goto out;
+        {
+          kist_error_wrap (err, "container `%s` has no readable state (a create interrupted by "
+                                "an older kist?): remove it with `kist delete --force %s`",
+                           id, id);
+          goto out;
+        }
       /* A state dir without a readable state.json (a crash mid-create): remove it. */
       kist_error_freep (err);
       st.pid = 0;
+    }
+  if (st.creating)
+    {
+      /* An interrupted create (we hold the lock its kist held: it is gone).
+       * Its init never ran the container's code: kill it (only if its start
+       * time matches), then remove the scope it recorded (if made at all) and
+       * the state dir.  Nothing else in the scope is killed: the record names
+       * the scope before kist makes it, so a scope that holds other
+       * processes may not be this create's.  (An init cloned into the scope
+       * before its pid was recorded exits by itself: its parent is gone.) */
+      if (kist_state_init_alive (&st))
+        {
+          if (kill (st.pid, SIGKILL) < 0 && errno != ESRCH)
+            {
+              ret = kist_error_make (err, errno, "kill the init (pid %d) of the interrupted "
+                                                 "create of container `%s`",
+                                     (int) st.pid, id);
+              goto out;
+            }
+          if ((ret = wait_gone (&st, err)) < 0)
+            goto out;
+        }
+      if (st.cgroup_path && (ret = kist_cgroup_remove (st.cgroup_path, st.cgroup_created, err)) < 0)
+        {
+          kist_error_wrap (err, "the interrupted create of container `%s` recorded the cgroup "
+                                "`%s`, which still holds processes that are not its init (not "
+                                "made by it?); kist does not kill them: check and remove that "
+                                "cgroup, then run `kist delete --force %s` again",
+                           id, st.cgroup_path, id);
+          goto out;
+        }
+      ret = kist_state_remove (rootfd, id, err);
+      goto out;
     }
   enum kist_status status = st.pid > 0 ? kist_state_status (&st) : KIST_STATUS_STOPPED;
   if (status != KIST_STATUS_STOPPED)
@@ -758,10 +958,18 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
                                  id, kist_status_name (status));
           goto out;
         }
-      if ((ret = st.cgroup_path ? signal_cgroup (st.cgroup_path, SIGKILL, err)
-                                : kill_all_in_pidns (st.pid, SIGKILL, err))
+      /* (A delete killed after removing the scope leaves no scope to signal.) */
+      struct stat sb;
+      bool scope = st.cgroup_path && lstat (st.cgroup_path, &sb) == 0;
+      if ((ret = scope ? signal_cgroup (st.cgroup_path, SIGKILL, err)
+                       : kill_all_in_pidns (st.pid, SIGKILL, err))
           < 0)
-        goto out;
+        {
+          /* It exited in between: nothing left to kill. */
+          if ((*err)->errnum != ESRCH)
+            goto out;
+          kist_error_freep (err);
+        }
       if ((ret = wait_gone (&st, err)) < 0)
         goto out;
     }
@@ -769,7 +977,9 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
    * the init: --force killed them above) and is verified gone. */
   if (st.cgroup_path)
     {
-      if (force && (ret = signal_cgroup (st.cgroup_path, SIGKILL, err)) < 0)
+      struct stat sb;
+      if (force && lstat (st.cgroup_path, &sb) == 0
+          && (ret = signal_cgroup (st.cgroup_path, SIGKILL, err)) < 0)
         goto out;
       if ((ret = kist_cgroup_remove (st.cgroup_path, st.cgroup_created, err)) < 0)
         goto out;

@@ -19,6 +19,7 @@ struct kist_globals
   bool log_json;           /* --log-format json */
   bool debug;              /* --debug */
   bool systemd_cgroup;     /* --systemd-cgroup: refused until implemented */
+  const char *allow_degraded; /* --allow-degraded LIST: added to every command's own policy */
 };
 
 /* Everything one container operation works on.  Built by the command, used by
@@ -48,6 +49,7 @@ struct kist_ctx
 
   /* Child side: what process.c prepared for the final execve. */
   char *exec_path;               /* resolved inside the container root */
+  int exec_fd;                   /* O_PATH fd of exec_path (openat2, no magic links), or -1 */
   char **envp;                   /* exactly process.env */
 
   int sync_fd;                   /* parent <-> child SOCK_SEQPACKET */
@@ -59,8 +61,13 @@ struct kist_ctx
 
 /* Lifecycle (container.c).  Each fills the report (r) where it makes one. */
 
+/* start: the init's last entries go into r (NULL: the stored report only);
+ * on_ready (may be NULL) is called with them once the init is about to
+ * execve (run and sandbox print --report - there, before the container's
+ * own output). */
+typedef void (*kist_start_ready_fn) (const struct kist_report *r, void *arg);
 int kist_container_start (int rootfd, const char *id, struct kist_report *r_or_null,
-                          struct kist_error **err);
+                          kist_start_ready_fn on_ready, void *arg, struct kist_error **err);
 
 /* ---- Layers.  One file each; every entry point records its report
  * entries (design.md section 2).  The comment says which process calls it. */
@@ -90,7 +97,10 @@ int kist_paths_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_e
 int kist_rootfs_readonly (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* rlimits.c (child): process.rlimits. */
 int kist_rlimits_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
-/* process.c (child): oomScoreAdj, cwd, environment, the executable lookup. */
+/* process.c (child, first, while the process is still dumpable and has
+ * kist's credentials): oomScoreAdj. */
+int kist_oom_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* process.c (child): cwd, environment, the executable lookup (ctx->exec_fd). */
 int kist_process_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child): user (additionalGids, gid, uid, umask), keeping capabilities. */
 int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
@@ -98,8 +108,21 @@ int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 int kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child, after caps): no_new_privileges. */
 int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
-/* seccomp.c (child, last before exec). */
+/* seccomp.c (child, last of the layers): only a profile with a notify
+ * listener, whose fd must reach the parent that is still waiting; every
+ * other filter is loaded by kist_seccomp_apply_last. */
 int kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* seccomp.c (kist_process_exec, right before execve): the filter, if not loaded yet. */
+int kist_seccomp_apply_last (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+
+/* process.c: the end of every container process (the init after start, an
+ * exec'd process): a new session (layer "session"), every fd kist holds
+ * closed but stdio, --preserve-fds and ctx->sync_fd, the seccomp filter
+ * (kist_seccomp_apply_last), the entries sent over ctx->sync_fd (from
+ * *sent on), READY, and execve of ctx->exec_fd.  Returns only on failure
+ * (the error is not sent: the caller does). */
+int kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
+                       struct kist_error **err);
 /* unsupported.c (parent, before clone): everything requested that kist does
  * not implement (apparmor, selinux, intelRdt, ...), recorded and refused. */
 int kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
@@ -125,6 +148,8 @@ struct kist_create_opts
   size_t config_len;
   bool die_with_parent;
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
+  bool report_at_start;          /* run: write --report/--report-fd after start's
+                                    entries (kist_create writes it only on failure) */
 };
 
 /* Create a container and leave its init waiting for start.  The report is

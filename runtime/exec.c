@@ -47,13 +47,13 @@ typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct ki
 /* The process layers of the init (container.c init_layers), in the same
  * order, without those that set up the container itself. */
 static const kist_layer_fn exec_layers[] = {
-  kist_process_prepare,     /* oom_score_adj, cwd, environment, executable lookup */
+  kist_process_prepare,     /* cwd, environment, executable lookup */
   kist_rlimits_apply,       /* rlimit.* */
   kist_seccomp_apply_early, /* seccomp without no_new_privileges (needs CAP_SYS_ADMIN) */
   kist_user_apply,          /* user */
   kist_caps_apply,          /* capabilities */
   kist_nnp_apply,           /* no_new_privileges */
-  kist_seccomp_apply,       /* seccomp: last before exec */
+  kist_seccomp_apply,       /* seccomp with a notify listener; else kist_process_exec */
 };
 
 /* Join order: the user namespace first (it owns the others), the mount
@@ -162,11 +162,15 @@ kist_exec_apply_flags (struct kist_process *p, const struct kist_exec_opts *o,
           for (char *s = upper; *s; s++)
             if (*s >= 'a' && *s <= 'z')
               *s = (char) (*s - 'a' + 'A');
+          /* As runc since CVE-2022-29162: never inheritable, and ambient only
+           * when the process config already has inheritable capabilities
+           * (ambient ones need them); else a capability given to this one
+           * process would survive into every program it executes. */
           append_cap (&c->bounding, upper);
           append_cap (&c->effective, upper);
-          append_cap (&c->inheritable, upper);
           append_cap (&c->permitted, upper);
-          append_cap (&c->ambient, upper);
+          if (c->inheritable && c->inheritable[0])
+            append_cap (&c->ambient, upper);
         }
     }
   if (o->no_new_privs)
@@ -222,7 +226,9 @@ child_fail (int fd, struct kist_error *e)
 static int
 join_namespaces (struct exec_job *j, struct kist_report *r, struct kist_error **err)
 {
-  _cleanup_close_ int nsdir = open ("/proc/self/ns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* O_PATH: a non-dumpable process cannot list its own ns dir when it is
+   * not root (owner root), but it may look up its entries. */
+  _cleanup_close_ int nsdir = open ("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (nsdir < 0)
     return kist_error_make (err, errno, "open /proc/self/ns (host procfs)");
   for (size_t i = 0; i < KIST_ARRAY_SIZE (join_order); i++)
@@ -295,13 +301,13 @@ final_process (struct exec_job *j, struct kist_report *r, size_t sent)
       if (ret < 0)
         child_fail (fd, err);
     }
-  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
-    _exit (KIST_EXIT_FAILURE);
-  execve (ctx->exec_path, ctx->spec->process->args, ctx->envp);
-  int e = errno;
-  kist_error_make (&err, e, "exec `%s` in container `%s`", ctx->exec_path, ctx->id);
-  err->status = (e == ENOENT) ? KIST_EXIT_NOTFOUND : KIST_EXIT_NOEXEC;
-  child_fail (fd, err);
+  /* Session, no host fd, the filter, READY, execve by fd. */
+  if (kist_process_exec (ctx, r, &sent, &err) < 0)
+    {
+      kist_sync_send_layers (fd, r, sent, &sent);
+      child_fail (fd, err);
+    }
+  _exit (KIST_EXIT_FAILURE);
 }
 
 static void __attribute__ ((noreturn))
@@ -323,7 +329,21 @@ exec_helper (struct exec_job *j)
   struct kist_report *r = kist_report_new (j->ctx.id, "exec", j->o->allow_degraded);
   size_t sent = 0;
   bool join_pid = j->nsfd[KIST_NS_PID] >= 0;
-  int ret = join_namespaces (j, r, &err);
+  /* oom_score_adj while /proc/self is still ours to write (inherited by the
+   * final process); then non-dumpable before joining anything, so that no
+   * container process can reach the helper or the final process through
+   * /proc/PID (fd, mem, ptrace) before execve (CVE-2016-9962).  The bundle
+   * fd stays on the host side. */
+  int ret = kist_oom_apply (&j->ctx, r, &err);
+  if (ret == 0 && (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_GET_DUMPABLE) != 0))
+    ret = kist_error_make (&err, errno, "prctl(PR_SET_DUMPABLE, 0)");
+  if (j->ctx.bundle_fd >= 0)
+    {
+      close (j->ctx.bundle_fd);
+      j->ctx.bundle_fd = -1;
+    }
+  if (ret == 0)
+    ret = join_namespaces (j, r, &err);
   if (kist_sync_send_layers (fd, r, sent, &sent) < 0)
     _exit (KIST_EXIT_FAILURE);
   if (ret < 0)
@@ -551,7 +571,7 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
 
   for (int t = 0; t < KIST_NS_COUNT; t++)
     j.nsfd[t] = -1;
-  j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .sync_fd = -1, .start_fd = -1,
+  j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
                              .state_dirfd = -1, .bundle_fd = -1, .preserve_fds = o->preserve_fds,
                              .pid_file = o->pid_file, .detach = o->detach };
 

@@ -6,6 +6,9 @@
 #define KIST_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
@@ -52,5 +55,17 @@ void kist_jgen_kstr (struct kist_jgen *j, const char *key, const char *v);
 void kist_jgen_kint (struct kist_jgen *j, const char *key, long long v);
 void kist_jgen_kbool (struct kist_jgen *j, const char *key, bool v);
 void kist_jgen_kstrv (struct kist_jgen *j, const char *key, const char *const *v);
+
+/* Documents nested deeper than this are refused before yajl sees them: the
+ * recursive yajl_tree_free and a yajl_gen re-emitting the tree (whose stack
+ * holds 128 levels) would overflow. */
+#define KIST_JSON_MAX_DEPTH 64
+
+/* Parse len bytes of JSON (need not be NUL-terminated) into *out.  Refused
+ * before yajl: an empty document, a NUL byte or the \u0000 escape (a NUL
+ * cannot reach the kernel), nesting deeper than KIST_JSON_MAX_DEPTH.
+ * Errors read "<doc>malformed JSON: <what> [near `snippet`]" on one line. */
+int kist_json_parse (const char *json, size_t len, const char *doc, yajl_val *out,
+                     struct kist_error **err);
 
 #endif

@@ -661,6 +661,10 @@ mount_sysfs_fallback (struct kist_ctx *ctx, const struct kist_mount *m, const st
     return kist_error_make (err, errno, "sysfs fallback: open_tree(/sys, AT_RECURSIVE)");
   struct plan rp = *p;
   attrs_apply (&rp.rec, p->top.set, p->top.clr);
+  /* Always read-only, whatever the options: the host's /sys holds files the
+   * caller owns (a cgroup delegated to it), which the container must not
+   * write (CVE-2023-25809). */
+  attrs_apply (&rp.rec, MOUNT_ATTR_RDONLY, 0);
   rp.top = (struct attrs){ 0 };
   if (setattr_tree (tree, &rp.rec, true, err) < 0)
     return kist_error_wrap (err, "sysfs fallback");
@@ -848,7 +852,7 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       if (fallback)
         append (&notes, "; ",
                 xasprintf ("%s: sysfs refused in the user namespace (EPERM), rbind of the host "
-                           "/sys instead, as runc does",
+                           "/sys instead, as runc does, read-only with every submount",
                            m->destination));
     }
 

@@ -13,22 +13,29 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <signal.h>
 
 #include "container.h"
 #include "procfs.h"
 #include "resolve.h"
+#include "seccomp.h"
+#include "sync.h"
 #include "util.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* ---- oom_score_adj */
 
-static int
-apply_oom_score_adj (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+int
+kist_oom_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   const char *layer = "oom_score_adj";
   const struct kist_process *p = ctx->spec->process;
+  if (p == NULL)
+    return kist_error_make (err, EINVAL, "config.json: no `process` object: nothing to run");
   if (!p->has_oom_score_adj)
     {
       kist_report_skip (r, layer, "not given");
@@ -153,17 +160,34 @@ enum candidate
 {
   CAND_MISSING,
   CAND_NOT_EXEC,
+  CAND_MAGIC,
   CAND_OK
 };
 
+/* Resolve a candidate the way execve would, from the process's root (the
+ * container's: after pivot_root, chroot or setns into its mount namespace)
+ * and cwd, but never through a magic link: an image symlink to
+ * /proc/self/fd/N, /proc/self/exe or /proc/PID/root names something
+ * outside the container (CVE-2024-21626, CVE-2019-5736).  *fd gets an
+ * O_PATH fd of the file, which is what is executed. */
 static enum candidate
-check_candidate (const char *path)
+check_candidate (const char *path, int *fd)
 {
+  *fd = -1;
+  _cleanup_close_ int f = kist_openat2 (AT_FDCWD, path, O_PATH, 0, RESOLVE_NO_MAGICLINKS);
+  if (f == -ELOOP)
+    {
+      /* A symlink loop (ELOOP again without the restriction), or a magic
+       * link on the way. */
+      _cleanup_close_ int any = kist_openat2 (AT_FDCWD, path, O_PATH, 0, 0);
+      return any == -ELOOP ? CAND_MISSING : CAND_MAGIC;
+    }
   struct stat st;
-  if (fstatat (AT_FDCWD, path, &st, 0) < 0)
+  if (f < 0 || fstat (f, &st) < 0)
     return CAND_MISSING;
   if (!S_ISREG (st.st_mode) || (st.st_mode & 0111) == 0)
     return CAND_NOT_EXEC;
+  *fd = steal_fd (&f);
   return CAND_OK;
 }
 
@@ -178,6 +202,27 @@ exec_error (struct kist_error **err, int status, const char *fmt, const char *ar
   return ret;
 }
 
+static void
+set_exec (struct kist_ctx *ctx, char *path, int fd)
+{
+  free (ctx->exec_path);
+  ctx->exec_path = path;
+  if (ctx->exec_fd >= 0)
+    close (ctx->exec_fd);
+  ctx->exec_fd = fd;
+}
+
+static int
+magic_error (struct kist_error **err, const char *arg0, const char *cand)
+{
+  _cleanup_free_ char *why
+      = xasprintf ("`%s` resolves through a magic link (/proc/PID/fd, /proc/PID/exe, "
+                   "/proc/PID/root ...), which could name a file outside the container; kist "
+                   "refuses to execute it: point it at a file in the image",
+                   cand);
+  return exec_error (err, KIST_EXIT_NOEXEC, "exec: `%s`: %s", arg0, why);
+}
+
 static int
 lookup_exec (struct kist_ctx *ctx, struct kist_error **err)
 {
@@ -186,14 +231,16 @@ lookup_exec (struct kist_ctx *ctx, struct kist_error **err)
   if (arg0 == NULL || *arg0 == '\0')
     return exec_error (err, KIST_EXIT_NOTFOUND, "exec: `%s`: process.args[0] is empty%s", "", "");
 
+  int fd = -1;
   if (strchr (arg0, '/'))
     {
-      switch (check_candidate (arg0))
+      switch (check_candidate (arg0, &fd))
         {
         case CAND_OK:
-          free (ctx->exec_path);
-          ctx->exec_path = xstrdup (arg0);
+          set_exec (ctx, xstrdup (arg0), fd);
           return 0;
+        case CAND_MAGIC:
+          return magic_error (err, arg0, arg0);
         case CAND_NOT_EXEC:
           return exec_error (err, KIST_EXIT_NOEXEC, "exec: `%s`: permission denied (%s)", arg0,
                              "not an executable regular file in the container root");
@@ -214,7 +261,7 @@ lookup_exec (struct kist_ctx *ctx, struct kist_error **err)
   if (path == NULL)
     path = DEFAULT_PATH;
 
-  _cleanup_free_ char *not_exec = NULL;
+  _cleanup_free_ char *not_exec = NULL, *magic = NULL;
   const char *s = path;
   for (;;)
     {
@@ -223,19 +270,22 @@ lookup_exec (struct kist_ctx *ctx, struct kist_error **err)
       /* An empty entry means the working directory (like execvp). */
       _cleanup_free_ char *cand
           = dl == 0 ? xasprintf ("./%s", arg0) : xasprintf ("%.*s/%s", (int) dl, s, arg0);
-      enum candidate c = check_candidate (cand);
+      enum candidate c = check_candidate (cand, &fd);
       if (c == CAND_OK)
         {
-          free (ctx->exec_path);
-          ctx->exec_path = steal_pointer (&cand);
+          set_exec (ctx, steal_pointer (&cand), fd);
           return 0;
         }
       if (c == CAND_NOT_EXEC && not_exec == NULL)
         not_exec = steal_pointer (&cand);
+      else if (c == CAND_MAGIC && magic == NULL)
+        magic = steal_pointer (&cand);
       if (colon == NULL)
         break;
       s = colon + 1;
     }
+  if (magic)
+    return magic_error (err, arg0, magic);
   if (not_exec)
     {
       _cleanup_free_ char *why = xasprintf ("%s is not an executable regular file", not_exec);
@@ -250,10 +300,7 @@ kist_process_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_e
 {
   if (ctx->spec->process == NULL)
     return kist_error_make (err, EINVAL, "config.json: no `process` object: nothing to run");
-  int ret = apply_oom_score_adj (ctx, r, err);
-  if (ret < 0)
-    return ret;
-  ret = apply_cwd (ctx, r, err);
+  int ret = apply_cwd (ctx, r, err);
   if (ret < 0)
     return ret;
   apply_environment (ctx, r);
@@ -451,4 +498,137 @@ kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
                                line ? line : "(missing)");
   kist_report_applied (r, layer, "", "PR_GET_NO_NEW_PRIVS 1; /proc/self/status NoNewPrivs: 1");
   return 0;
+}
+
+/* ---- the end: session, fds, the filter, execve */
+
+/* A new session without a controlling terminal, so that nothing in the
+ * container can push input into the caller's terminal with TIOCSTI
+ * (bubblewrap CVE-2017-5226) or get its signals.  Read back with getsid. */
+static int
+apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  (void) ctx;
+  const char *layer = "session";
+  pid_t sid = setsid ();
+  if (sid < 0)
+    {
+      int e = errno;
+      return kist_report_failed (r, layer, "new", e, err, "setsid: %s", strerror (e));
+    }
+  pid_t got = getsid (0);
+  if (got != getpid ())
+    return kist_report_failed (r, layer, "new", EPROTO, err,
+                               "after setsid, getsid(0) is %d, not the process (%d)", (int) got,
+                               (int) getpid ());
+  kist_report_applied (r, layer, "new",
+                       "setsid: leader of a new session, no controlling terminal (getsid read "
+                       "back)");
+  return 0;
+}
+
+/* Close every fd above 2 except the --preserve-fds range and keep[]: no
+ * host fd (bundle, state, cgroup, log, an engine's socket) may exist while
+ * the kernel resolves the program and its interpreter (CVE-2024-21626).
+ * They are close-on-exec already; closing them now also takes them out of
+ * reach of /proc/self/fd during the execve. */
+static int
+close_host_fds (int preserve_fds, const int *keep, size_t n_keep, struct kist_error **err)
+{
+  unsigned first = 3u + (unsigned) (preserve_fds > 0 ? preserve_fds : 0);
+  /* keep[] sorted, above first: close the gaps between them. */
+  int k[4];
+  size_t n = 0;
+  for (size_t i = 0; i < n_keep && n < KIST_ARRAY_SIZE (k); i++)
+    if (keep[i] >= (int) first)
+      k[n++] = keep[i];
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && k[j - 1] > k[j]; j--)
+      {
+        int t = k[j];
+        k[j] = k[j - 1];
+        k[j - 1] = t;
+      }
+  unsigned from = first;
+  for (size_t i = 0; i <= n; i++)
+    {
+      unsigned to = i < n ? (unsigned) k[i] - 1 : ~0U;
+      if (i < n && (unsigned) k[i] < from)
+        continue;
+      if (to >= from && syscall (SYS_close_range, from, to, 0) < 0)
+        return kist_error_make (err, errno, "close_range(%u, %u) before execve", from, to);
+      if (i < n)
+        from = (unsigned) k[i] + 1;
+    }
+  return 0;
+}
+
+int
+kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
+                   struct kist_error **err)
+{
+  int fd = ctx->sync_fd;
+  if (apply_session (ctx, r, err) < 0)
+    return -1;
+  /* A sandbox's init dies with its kist; the user switch cleared it. */
+  if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return kist_error_make (err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
+  if (ctx->rootfs_fd >= 0)
+    {
+      close (ctx->rootfs_fd);
+      ctx->rootfs_fd = -1; /* the proc lookups below use the process's root */
+    }
+  const int keep[] = { fd, ctx->exec_fd };
+  if (close_host_fds (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), err) < 0)
+    return -1;
+  ctx->bundle_fd = ctx->state_dirfd = ctx->start_fd = -1;
+
+  /* Which execve the filter lets through, asked before it is loaded: a
+   * filter that kills on execveat must not end the init after READY. */
+  bool by_fd = ctx->exec_fd >= 0, by_path = true;
+  const struct kist_seccomp *sc = ctx->seccomp;
+  if (sc && sc->insns)
+    {
+      const uint64_t fa[6] = { (uint64_t) ctx->exec_fd, 0, 0, 0, AT_EMPTY_PATH, 0 };
+      by_fd = by_fd && kist_seccomp_lets_through (sc->insns, sc->n_insns, SYS_execveat, fa);
+      by_path = kist_seccomp_lets_through (sc->insns, sc->n_insns, SYS_execve, NULL);
+      if (!by_fd && !by_path)
+        {
+          kist_error_make (err, EPERM,
+                           "exec `%s` in container `%s`: the seccomp profile (%s) allows neither "
+                           "execve nor execveat, so the process could never start; allow one of "
+                           "them",
+                           ctx->exec_path, ctx->id, sc->requested ? sc->requested : "");
+          (*err)->status = KIST_EXIT_NOEXEC;
+          return -1;
+        }
+    }
+
+  /* The filter is the last thing loaded: after it, only the READY packet,
+   * the execve and, if that fails, the error packet. */
+  int ret = kist_seccomp_apply_last (ctx, r, err);
+  if (kist_sync_send_layers (fd, r, *sent, sent) < 0 || ret < 0)
+    return ret < 0 ? -1 : kist_error_make (err, EPIPE, "send the report entries before execve");
+  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
+    return kist_error_make (err, EPIPE, "send READY before execve");
+
+  char *const *argv = ctx->spec->process->args;
+  int e = ENOENT;
+  if (by_fd)
+    {
+      /* By fd: what was resolved and checked is what runs. */
+      syscall (SYS_execveat, ctx->exec_fd, "", argv, ctx->envp, AT_EMPTY_PATH);
+      e = errno;
+    }
+  /* A script run through a close-on-exec fd has no path its interpreter
+   * could open (ENOENT), and a filter may allow execve only: run it by the
+   * path that was resolved, with no host fd left to reach. */
+  if (by_path && (e == ENOENT || e == EPERM || e == ENOSYS || e == EACCES))
+    {
+      execve (ctx->exec_path, argv, ctx->envp);
+      e = errno;
+    }
+  kist_error_make (err, e, "exec `%s` in container `%s`", ctx->exec_path, ctx->id);
+  (*err)->status = (e == ENOENT) ? KIST_EXIT_NOTFOUND : KIST_EXIT_NOEXEC;
+  return -1;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "log.h"
 #include "report.h"
 #include "util.h"
 
@@ -74,7 +75,8 @@ kist_layer_group (const char *name)
   static const char *const confinement[]
       = { "namespace",         "idmap",    "rootfs",      "mounts", "dev",      "masked_paths",
           "readonly_paths",    "hostname", "domainname",  "sysctl", "network",  "capabilities",
-          "no_new_privileges", "seccomp",  "environment", "user",   "apparmor", "selinux" };
+          "no_new_privileges", "seccomp",  "environment", "user",   "apparmor", "selinux",
+          "session" };
   static const char *const limits[] = { "cgroup", "rlimit", "oom_score_adj" };
 
   if (name == NULL)
@@ -148,6 +150,16 @@ note_exec (struct kist_report *r, const char *name)
     r->exec_recorded = true;
 }
 
+/* --debug: one log line per entry, as it is recorded.  An entry recorded in
+ * a container's init is not logged there (log.c only logs in the process
+ * that called kist_log_init): the parent logs it when kist_report_add
+ * receives it.  A report read back from JSON logs nothing. */
+static void
+debug_hook (const struct kist_layer *l)
+{
+  kist_log_layer (l->name, l->requested, l->applied, l->errnum, l->reason, l->detail);
+}
+
 static char *
 vformat_or_null (const char *fmt, va_list ap)
 {
@@ -173,6 +185,7 @@ kist_report_skip (struct kist_report *r, const char *name, const char *detail_fm
   l->detail = vformat_or_null (detail_fmt, ap);
   va_end (ap);
   note_exec (r, name);
+  debug_hook (l);
 }
 
 void
@@ -190,6 +203,7 @@ kist_report_applied (struct kist_report *r, const char *name, const char *reques
   l->detail = vformat_or_null (detail_fmt, ap);
   va_end (ap);
   note_exec (r, name);
+  debug_hook (l);
 }
 
 /* The reason as shown to people: the recorded text, else strerror. */
@@ -227,6 +241,7 @@ kist_report_failed (struct kist_report *r, const char *name, const char *request
       l->errnum = errnum;
       l->reason = xstrdup (reason_text (reason, errnum));
       note_exec (r, name);
+      debug_hook (l);
       if (kist_report_may_degrade (r, name))
         return 0;
     }
@@ -242,11 +257,11 @@ kist_report_failed (struct kist_report *r, const char *name, const char *request
   return errnum > 0 ? -errnum : -1;
 }
 
-void
-kist_report_add (struct kist_report *r, const struct kist_layer *src)
+static struct kist_layer *
+report_add (struct kist_report *r, const struct kist_layer *src)
 {
   if (r == NULL || src == NULL || src->name == NULL)
-    return;
+    return NULL;
   struct kist_layer *l = report_append (r);
   l->name = xstrdup (src->name);
   l->requested = xstrdup (src->requested);
@@ -255,6 +270,15 @@ kist_report_add (struct kist_report *r, const struct kist_layer *src)
   l->reason = xstrdup (src->reason);
   l->detail = xstrdup (src->detail);
   note_exec (r, l->name);
+  return l;
+}
+
+void
+kist_report_add (struct kist_report *r, const struct kist_layer *src)
+{
+  struct kist_layer *l = report_add (r, src);
+  if (l)
+    debug_hook (l);
 }
 
 const struct kist_layer *
@@ -760,7 +784,6 @@ text_width (const char *s)
 char *
 kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
 {
-  char errbuf[256] = "";
   _cleanup_yajl_ yajl_val root = NULL;
 
   if (json == NULL)
@@ -768,21 +791,8 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
       kist_error_make (err, EINVAL, "report: no JSON given");
       return NULL;
     }
-  if (memchr (json, '\0', len) != NULL)
-    {
-      kist_error_make (err, EINVAL, "report: not a JSON report (contains a NUL byte)");
-      return NULL;
-    }
-  _cleanup_free_ char *copy = xmalloc (len + 1);
-  memcpy (copy, json, len);
-  copy[len] = '\0';
-
-  root = yajl_tree_parse (copy, errbuf, sizeof errbuf);
-  if (root == NULL)
-    {
-      kist_error_make (err, EINVAL, "report: malformed JSON: %s", kist_rstrip (errbuf));
-      return NULL;
-    }
+  if (kist_json_parse (json, len, "report: ", &root, err) < 0)
+    return NULL;
   if (!YAJL_IS_OBJECT (root))
     {
       kist_error_make (err, EINVAL, "report: expected a JSON object at the top level");
@@ -950,14 +960,12 @@ kist_report_write_path (const struct kist_report *r, const char *path, struct ki
 struct kist_report *
 kist_report_from_json (const char *json, size_t len, struct kist_error **err)
 {
-  char ebuf[256] = "";
-  _cleanup_free_ char *copy = xmalloc (len + 1);
-  memcpy (copy, json, len);
-  copy[len] = '\0';
-  _cleanup_yajl_ yajl_val tree = yajl_tree_parse (copy, ebuf, sizeof ebuf);
-  if (tree == NULL || !YAJL_IS_OBJECT (tree))
+  _cleanup_yajl_ yajl_val tree = NULL;
+  if (kist_json_parse (json, len, "report.json: ", &tree, err) < 0)
+    return NULL;
+  if (!YAJL_IS_OBJECT (tree))
     {
-      kist_error_make (err, EINVAL, "report.json: malformed JSON: %s", ebuf);
+      kist_error_make (err, EINVAL, "report.json: expected a JSON object at the top level");
       return NULL;
     }
   yajl_val id = kist_json_obj_get (tree, "id");
@@ -1004,7 +1012,7 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
               l.errnum = n;
               break;
             }
-      kist_report_add (r, &l);
+      report_add (r, &l); /* read back: logged when it was recorded */
     }
   return r;
 }

@@ -11,8 +11,11 @@
  * from /proc/self/status (Seccomp: 2, Seccomp_filters one more than before).
  * The kernel loads a filter only under no_new_privileges or with
  * CAP_SYS_ADMIN (in the container's user namespace): with
- * process.noNewPrivileges true the filter is loaded last, after the
- * capabilities and no_new_privileges layers (kist_seccomp_apply); without it,
+ * process.noNewPrivileges true the filter is loaded last, right before
+ * execve (kist_seccomp_apply_last, from kist_process_exec: for the init that
+ * is after `start` arrived, so that the filter cannot deny what kist still
+ * needs to do), or at the end of the layers when its notify listener fd must
+ * reach the waiting parent (kist_seccomp_apply); without it,
  * early, before kist_user_apply drops CAP_SYS_ADMIN (kist_seccomp_apply_early)
  * - the order runc uses too.  The profile then also filters the syscalls of
  * the user and capabilities layers (setgroups, setresuid, capset, prctl). */
@@ -403,7 +406,18 @@ kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
                           KIST_SECCOMP_ANNOTATION);
       return 0;
     }
-  if (sc->done)
+  /* A notify listener must reach the parent that is still waiting (create,
+   * exec): load it now.  Every other filter waits for the very end. */
+  if (sc->done || sc->listener_path == NULL)
+    return 0;
+  return load_and_verify (ctx, sc, r, err);
+}
+
+int
+kist_seccomp_apply_last (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  struct kist_seccomp *sc = ctx->seccomp;
+  if (sc == NULL || sc->done)
     return 0;
   return load_and_verify (ctx, sc, r, err);
 }

@@ -142,6 +142,14 @@ int kist_seccomp_compile (const struct kist_seccomp_profile *p, struct sock_filt
  * (else -1).  Returns 0 or -errno. */
 int kist_seccomp_load (const struct sock_filter *insns, size_t n_insns, uint32_t flags,
                        int *listener);
+/* What the program answers (SECCOMP_RET_*) for syscall nr with args (NULL:
+ * all 0) on this architecture, computed in user space (classic BPF). */
+uint32_t kist_seccomp_simulate (const struct sock_filter *insns, size_t n, int nr,
+                                const uint64_t args[6]);
+/* Would a process under the program be let through (ALLOW, LOG, or left to
+ * a tracer or notify agent) for syscall nr with args? */
+bool kist_seccomp_lets_through (const struct sock_filter *insns, size_t n, int nr,
+                                const uint64_t args[6]);
 
 /* ---- the compiled-filter cache (seccomp_cache.c)
  * Entry: a header (magic, format version, insn count, the full key, SHA-256
@@ -203,11 +211,13 @@ int kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_se
 /* Init: load the filter early, while CAP_SYS_ADMIN is still held, when
  * process.noNewPrivileges is false (the kernel then requires CAP_SYS_ADMIN
  * in the container's user namespace).  Does nothing (and records nothing)
- * when noNewPrivileges is true: kist_seccomp_apply loads it then, last.
+ * when noNewPrivileges is true: kist_seccomp_apply_last loads it then, right
+ * before execve.
  * Goes in the init's layer table right before kist_user_apply. */
 int kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
-/* kist_seccomp_apply (container.h): load unless already done; record
- * "seccomp" as not requested when there is no filter. */
+/* kist_seccomp_apply (container.h): record "seccomp" as not requested when
+ * there is no filter; load a filter with a notify listener.
+ * kist_seccomp_apply_last (container.h): load unless already done. */
 
 /* Is seccomp requested by this config (inline or by the annotation, not
  * "none")?  *what (may be NULL) is the report's "requested" value. */

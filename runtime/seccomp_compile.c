@@ -194,3 +194,107 @@ kist_seccomp_load (const struct sock_filter *insns, size_t n_insns, uint32_t fla
     *listener = (int) r;
   return 0;
 }
+
+/* A classic-BPF interpreter for seccomp programs, run on a seccomp_data of
+ * this architecture: what the kernel would answer for that syscall.  kist
+ * uses it to know, before loading a filter, whether the execve it will make
+ * afterwards is allowed (a filter that kills on execveat must not look like
+ * a successful start).  An instruction it does not know is answered with
+ * SECCOMP_RET_KILL_PROCESS: never a false "allowed". */
+uint32_t
+kist_seccomp_simulate (const struct sock_filter *insns, size_t n, int nr, const uint64_t args[6])
+{
+  struct seccomp_data d = { .nr = nr, .arch = seccomp_arch_native () };
+  for (int i = 0; i < 6; i++)
+    d.args[i] = args ? args[i] : 0;
+  uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+  for (size_t pc = 0; pc < n; pc++)
+    {
+      const struct sock_filter *f = &insns[pc];
+      uint32_t src = BPF_SRC (f->code) == BPF_X ? x : f->k;
+      switch (BPF_CLASS (f->code))
+        {
+        case BPF_LD:
+        case BPF_LDX:
+          {
+            uint32_t v;
+            if (BPF_CLASS (f->code) == BPF_LD && BPF_MODE (f->code) == BPF_ABS
+                && BPF_SIZE (f->code) == BPF_W && f->k % 4 == 0 && f->k + 4 <= sizeof d)
+              memcpy (&v, (const char *) &d + f->k, 4);
+            else if (BPF_MODE (f->code) == BPF_IMM)
+              v = f->k;
+            else if (BPF_MODE (f->code) == BPF_MEM && f->k < BPF_MEMWORDS)
+              v = mem[f->k];
+            else if (BPF_MODE (f->code) == BPF_LEN)
+              v = sizeof d;
+            else
+              return SECCOMP_RET_KILL_PROCESS;
+            if (BPF_CLASS (f->code) == BPF_LD)
+              a = v;
+            else
+              x = v;
+            break;
+          }
+        case BPF_ST:
+        case BPF_STX:
+          if (f->k >= BPF_MEMWORDS)
+            return SECCOMP_RET_KILL_PROCESS;
+          mem[f->k] = BPF_CLASS (f->code) == BPF_ST ? a : x;
+          break;
+        case BPF_ALU:
+          switch (BPF_OP (f->code))
+            {
+            case BPF_ADD: a += src; break;
+            case BPF_SUB: a -= src; break;
+            case BPF_MUL: a *= src; break;
+            case BPF_DIV: if (src == 0) return SECCOMP_RET_KILL_PROCESS; a /= src; break;
+            case BPF_MOD: if (src == 0) return SECCOMP_RET_KILL_PROCESS; a %= src; break;
+            case BPF_AND: a &= src; break;
+            case BPF_OR: a |= src; break;
+            case BPF_XOR: a ^= src; break;
+            case BPF_LSH: a = src < 32 ? a << src : 0; break;
+            case BPF_RSH: a = src < 32 ? a >> src : 0; break;
+            case BPF_NEG: a = -a; break;
+            default: return SECCOMP_RET_KILL_PROCESS;
+            }
+          break;
+        case BPF_JMP:
+          {
+            bool t;
+            switch (BPF_OP (f->code))
+              {
+              case BPF_JA:
+                pc += f->k;
+                continue;
+              case BPF_JEQ: t = a == src; break;
+              case BPF_JGT: t = a > src; break;
+              case BPF_JGE: t = a >= src; break;
+              case BPF_JSET: t = (a & src) != 0; break;
+              default: return SECCOMP_RET_KILL_PROCESS;
+              }
+            pc += t ? f->jt : f->jf;
+            break;
+          }
+        case BPF_RET:
+          return BPF_RVAL (f->code) == BPF_A ? a : f->k;
+        case BPF_MISC:
+          if (BPF_MISCOP (f->code) == BPF_TAX)
+            x = a;
+          else
+            a = x;
+          break;
+        default:
+          return SECCOMP_RET_KILL_PROCESS;
+        }
+    }
+  return SECCOMP_RET_KILL_PROCESS; /* fell off the end: the kernel refuses such programs */
+}
+
+bool
+kist_seccomp_lets_through (const struct sock_filter *insns, size_t n, int nr,
+                           const uint64_t args[6])
+{
+  uint32_t act = kist_seccomp_simulate (insns, n, nr, args) & SECCOMP_RET_ACTION_FULL;
+  return act == SECCOMP_RET_ALLOW || act == SECCOMP_RET_LOG || act == SECCOMP_RET_TRACE
+         || act == SECCOMP_RET_USER_NOTIF;
+}

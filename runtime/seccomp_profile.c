@@ -950,17 +950,9 @@ kist_seccomp_profile_parse_json (const char *json, size_t len, const char *where
                                  const struct kist_seccomp_env *env,
                                  struct kist_seccomp_profile **out, struct kist_error **err)
 {
-  char errbuf[1024] = "";
-  _cleanup_free_ char *copy = xmalloc (len + 1);
-  memcpy (copy, json, len);
-  copy[len] = '\0';
-  if (strlen (copy) != len)
-    return kist_error_make (err, EINVAL, "%snot JSON text (contains a NUL byte)",
-                            where ? where : "");
-  yajl_val v = yajl_tree_parse (copy, errbuf, sizeof errbuf);
-  if (v == NULL)
-    return kist_error_make (err, EINVAL, "%sinvalid JSON: %s", where ? where : "",
-                            kist_rstrip (errbuf));
+  yajl_val v = NULL;
+  if (kist_json_parse (json, len, where, &v, err) < 0)
+    return -1;
   int ret = kist_seccomp_profile_parse (v, where, env, out, err);
   yajl_tree_free (v);
   return ret;

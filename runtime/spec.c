@@ -14,7 +14,7 @@
  *     those fields are then NULL.
  *   - Integers are taken from the number's text, so the whole uint64 range is
  *     accepted; fractions and exponents are refused (as Go does).
- *   - Documents nested deeper than KIST_SPEC_MAX_DEPTH, containing NUL bytes
+ *   - Documents nested deeper than KIST_JSON_MAX_DEPTH, containing NUL bytes
  *     or the escape \u0000 (which would silently cut a string short) are
  *     refused before they reach yajl_tree. */
 #define _GNU_SOURCE
@@ -37,9 +37,8 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-/* No real config nests deeper than ~8 (linux.seccomp.syscalls[].args[]); the
- * bound protects the recursive yajl_tree_free from a stack overflow. */
-#define KIST_SPEC_MAX_DEPTH 64
+/* No real config nests deeper than ~8 (linux.seccomp.syscalls[].args[]);
+ * KIST_JSON_MAX_DEPTH (json.h) protects the recursive yajl_tree_free. */
 
 /* ---- JSON paths for error messages ------------------------------------ */
 
@@ -1151,115 +1150,11 @@ parse_spec (struct jpath *p, yajl_val tree, struct kist_spec *s, struct kist_err
 
 /* ---- raw document checks and yajl --------------------------------------------- */
 
-/* One pass over the raw bytes: NUL bytes, the \u0000 escape, nesting depth.
- * Runs before yajl; on a malformed document what it reports is still true,
- * and yajl reports anything else. */
-static int
-prescan (const char *json, size_t len, const char *doc, struct kist_error **err)
-{
-  size_t depth = 0;
-  bool in_str = false;
-  for (size_t i = 0; i < len; i++)
-    {
-      char c = json[i];
-      if (c == '\0')
-        return kist_error_make (err, 0, "%smalformed JSON: NUL byte at offset %zu", doc, i);
-      if (in_str)
-        {
-          if (c == '\\' && i + 1 < len)
-            {
-              if (json[i + 1] == 'u' && i + 5 < len && memcmp (json + i + 2, "0000", 4) == 0)
-                return kist_error_make (err, 0,
-                                        "%smalformed JSON: a string contains the escape \\u0000 "
-                                        "at offset %zu (a NUL cannot be passed to the kernel)",
-                                        doc, i);
-              i++;
-            }
-          else if (c == '"')
-            in_str = false;
-          continue;
-        }
-      if (c == '"')
-        in_str = true;
-      else if (c == '/' && i + 1 < len && json[i + 1] == '/')
-        {
-          while (i < len && json[i] != '\n')
-            i++;
-        }
-      else if (c == '/' && i + 1 < len && json[i + 1] == '*')
-        {
-          const char *end = memmem (json + i + 2, len - i - 2, "*/", 2);
-          i = end ? (size_t) (end - json) + 1 : len;
-        }
-      else if (c == '[' || c == '{')
-        {
-          if (++depth > KIST_SPEC_MAX_DEPTH)
-            return kist_error_make (err, 0,
-                                    "%smalformed JSON: nested deeper than %d levels at offset %zu",
-                                    doc, KIST_SPEC_MAX_DEPTH, i);
-        }
-      else if ((c == ']' || c == '}') && depth > 0)
-        depth--;
-    }
-  return 0;
-}
-
-/* yajl's verbose error is three lines: message, snippet, arrow.  Make it one:
- * "message near `snippet`", printable ASCII only. */
-static char *
-format_yajl_error (const char *e)
-{
-  char line0[512] = "", line1[512] = "";
-  const char *nl = strchr (e, '\n');
-  size_t l0 = nl ? (size_t) (nl - e) : strlen (e);
-  snprintf (line0, sizeof line0, "%.*s", (int) l0, e);
-  if (nl)
-    {
-      const char *s = nl + 1;
-      while (*s == ' ')
-        s++;
-      const char *nl2 = strchr (s, '\n');
-      size_t l1 = nl2 ? (size_t) (nl2 - s) : strlen (s);
-      snprintf (line1, sizeof line1, "%.*s", (int) l1, s);
-    }
-  kist_rstrip (line0);
-  kist_rstrip (line1);
-  for (char *c = line1; *c; c++)
-    if ((unsigned char) *c < 0x20 || (unsigned char) *c >= 0x7f)
-      *c = '?';
-  for (char *c = line0; *c; c++)
-    if ((unsigned char) *c < 0x20 || (unsigned char) *c >= 0x7f)
-      *c = '?';
-  if (line0[0] == '\0')
-    return xstrdup ("unknown parse error");
-  if (line1[0] == '\0')
-    return xstrdup (line0);
-  return xasprintf ("%s near `%s`", line0, line1);
-}
-
 /* doc: message prefix ("config.json: " or "process: "). */
 static int
 parse_tree (const char *json, size_t len, const char *doc, yajl_val *out, struct kist_error **err)
 {
-  if (len == 0)
-    return kist_error_make (err, 0, "%smalformed JSON: the document is empty", doc);
-  _cleanup_free_ char *buf = xmalloc (len + 1);
-  memcpy (buf, json, len);
-  buf[len] = '\0';
-  /* Before yajl: a deeply nested document would overflow the stack of the
-   * recursive yajl_tree_free. */
-  int r = prescan (buf, len, doc, err);
-  if (r < 0)
-    return r;
-  char ebuf[1024] = "";
-  yajl_val tree = yajl_tree_parse (buf, ebuf, sizeof ebuf);
-  if (tree == NULL)
-    {
-      _cleanup_free_ char *m = format_yajl_error (ebuf);
-      return kist_error_make (err, 0, "%smalformed JSON: %s", doc, m);
-    }
-  *out = tree;
-  return 0;
+  return kist_json_parse (json, len, doc, out, err);
 }
 
 /* ---- public API ----------------------------------------------------------------- */

@@ -913,14 +913,13 @@ gen_tree (yajl_gen g, yajl_val v)
 static int
 gen_annotations (yajl_gen g, const char *text, struct kist_error **err)
 {
-  char errbuf[256] = "";
   _cleanup_yajl_ yajl_val v = NULL;
   if (text == NULL || text[0] == '\0')
     return 0;
-  v = yajl_tree_parse (text, errbuf, sizeof errbuf);
+  if (kist_json_parse (text, strlen (text), "state.json: annotations: ", &v, err) < 0)
+    return -1;
   if (!YAJL_IS_OBJECT (v))
-    return kist_error_make (err, EINVAL, "state.json: annotations are not a JSON object%s%s",
-                            v ? "" : ": ", v ? "" : kist_rstrip (errbuf));
+    return kist_error_make (err, EINVAL, "state.json: annotations are not a JSON object");
   yajl_gen_string (g, (const unsigned char *) "annotations", strlen ("annotations"));
   gen_tree (g, v);
   return 0;
@@ -1105,7 +1104,6 @@ kist_state_read (int dirfd, struct kist_state *s, struct kist_error **err)
 {
   _cleanup_free_ char *buf = NULL;
   _cleanup_yajl_ yajl_val root = NULL;
-  char errbuf[256] = "";
   size_t len = 0;
   int ret;
 
@@ -1113,18 +1111,11 @@ kist_state_read (int dirfd, struct kist_state *s, struct kist_error **err)
   ret = kist_read_file_at (dirfd, KIST_STATE_FILE, KIST_STATE_MAX_SIZE, &buf, &len, err);
   if (ret < 0)
     goto fail;
-  if (strlen (buf) != len)
-    {
-      ret = kist_error_make (err, EINVAL, "`%s` contains a NUL byte", KIST_STATE_FILE);
+  {
+    _cleanup_free_ char *doc = xasprintf ("`%s`: ", KIST_STATE_FILE);
+    if ((ret = kist_json_parse (buf, len, doc, &root, err)) < 0)
       goto fail;
-    }
-  root = yajl_tree_parse (buf, errbuf, sizeof errbuf);
-  if (root == NULL)
-    {
-      ret = kist_error_make (err, EINVAL, "`%s` is not valid JSON: %s", KIST_STATE_FILE,
-                             kist_rstrip (errbuf));
-      goto fail;
-    }
+  }
   ret = state_from_tree (root, s, err);
   if (ret < 0)
     {
@@ -1315,7 +1306,6 @@ kist_state_cgroup_intent (const char *cgroups_path, const char *id, char **scope
 char *
 kist_state_oci_json (const struct kist_state *s, enum kist_status st)
 {
-  char errbuf[256] = "";
   if (s == NULL)
     return NULL;
   _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (true, true);
@@ -1341,8 +1331,9 @@ kist_state_oci_json (const struct kist_state *s, enum kist_status st)
   kist_json_gen_str_lossy (g, "annotations");
   {
     _cleanup_yajl_ yajl_val ann = NULL;
+    _cleanup_error_ struct kist_error *aerr = NULL;
     if (s->annotations_json && s->annotations_json[0])
-      ann = yajl_tree_parse (s->annotations_json, errbuf, sizeof errbuf);
+      kist_json_parse (s->annotations_json, strlen (s->annotations_json), "", &ann, &aerr);
     if (YAJL_IS_OBJECT (ann))
       gen_tree (g, ann);
     else

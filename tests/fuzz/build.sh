@@ -9,7 +9,7 @@
 # a static archive, so a target pulls in only the objects it needs; main.c
 # and the cmd_*.c files are not part of it).
 #
-# Outputs go to $KIST_FUZZ_BUILDDIR/fuzz (default _build-h2/fuzz), never into
+# Outputs go to $KIST_FUZZ_BUILDDIR/fuzz (default _build-fuzz/fuzz), never into
 # the source tree.  The generated runtime/seccomp_builtin.c comes from
 # `make runtime/seccomp_builtin.c` in $KIST_FUZZ_BUILDDIR, which is
 # configured (../configure) first if it is not yet.  Objects are rebuilt only
@@ -23,7 +23,7 @@ export LC_ALL=C
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FUZZ_SRC=$REPO/tests/fuzz
-BUILDDIR=${KIST_FUZZ_BUILDDIR:-$REPO/_build-h2}
+BUILDDIR=${KIST_FUZZ_BUILDDIR:-$REPO/_build-fuzz}
 OUT=$BUILDDIR/fuzz
 CLANG=${CLANG:-clang}
 JOBS=${JOBS:-2}

@@ -3,7 +3,7 @@
 # Needs REPO; sets FUZZ_SRC, BUILDDIR, OUT and the sanitizer options.
 
 FUZZ_SRC=$REPO/tests/fuzz
-BUILDDIR=${KIST_FUZZ_BUILDDIR:-$REPO/_build-h2}
+BUILDDIR=${KIST_FUZZ_BUILDDIR:-$REPO/_build-fuzz}
 OUT=$BUILDDIR/fuzz
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}

@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh [SECONDS_PER_TARGET]: build and run the libFuzzer targets.
 #
 #   1. tests/fuzz/build.sh (outputs in $KIST_FUZZ_BUILDDIR/fuzz, default
-#      _build-h2/fuzz).  If clang or its libFuzzer runtime is missing, says so
+#      _build-fuzz/fuzz).  If clang or its libFuzzer runtime is missing, says so
 #      and exits 0 with every target counted as skipped.
 #   2. Regressions: every file in tests/fuzz/crashes/TARGET/ (of the targets
 #      run) goes once through fuzz_TARGET; it passes when the target no

@@ -1,5 +1,6 @@
 #!/bin/bash
-# run.sh [t_NAME.sh ...]: kist's integration suite.
+# run.sh [--suite DIR] [t_NAME.sh ...]: kist's integration suite (or the
+# suite in DIR: tests/security, tests/fault use the same harness).
 #
 # Runs every tests/integration/t_*.sh (or the ones given), each in its own
 # private mount and UTS namespace (unshare -m -u --propagation private), so
@@ -37,13 +38,22 @@ if [ ! -x "$KIST" ]; then
   exit 1
 fi
 
+# --suite DIR: the suite in DIR (tests/security, tests/fault): its
+# ?_*.sh files, and test names are looked up there.
+SUITE_DIR=$IT_DIR
+SUITE_GLOB='t_*.sh'
+if [ "${1:-}" = --suite ] && [ -n "${2:-}" ]; then
+  SUITE_DIR=$(cd "$2" && pwd) || exit 1
+  SUITE_GLOB='?_*.sh'
+  shift 2
+fi
 if [ $# -gt 0 ]; then
   tests=()
   for t in "$@"; do
-    case $t in */*) tests+=("$t") ;; *) tests+=("$IT_DIR/$t") ;; esac
+    case $t in */*) tests+=("$t") ;; *) tests+=("$SUITE_DIR/$t") ;; esac
   done
 else
-  tests=("$IT_DIR"/t_*.sh)
+  tests=("$SUITE_DIR"/$SUITE_GLOB)
 fi
 
 WORK=$(mktemp -d /tmp/kist-it.XXXXXX) || exit 1

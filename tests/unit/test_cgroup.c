@@ -316,6 +316,16 @@ START_TEST (test_dev_program)
   struct bpf_insn *insns = NULL;
   size_t n = 0;
 
+  /* runc's default rules are appended after the configured ones: being
+   * last they are tested first, right after the prologue */
+  ck_assert_int_eq (kist_cgroup_dev_program (NULL, 0, &insns, &n, &err), 0);
+  const size_t defaults = n - 6 - 2; /* prologue, final deny */
+  ck_assert_uint_eq (defaults, 51);
+  check_prog (insns, n);
+  ck_assert_int_eq (insns[6].imm, BPF_DEVCG_DEV_CHAR); /* c 5:2 (ptmx) */
+  ck_assert_int_eq (insns[8].imm, 2);
+  free (insns);
+
   /* deny all, allow c 1:3 rwm, allow c *:* m */
   struct kist_cgroup_dev_rule rules[] = {
     { false, 'a', -1, -1, BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE },
@@ -323,16 +333,16 @@ START_TEST (test_dev_program)
     { true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD },
   };
   ck_assert_int_eq (kist_cgroup_dev_program (rules, 3, &insns, &n, &err), 0);
-  /* prologue 6 + (c *:* m) 6 + (c 1:3) 5 + (deny all, terminal) 2; no default */
-  ck_assert_uint_eq (n, 19);
+  /* prologue 6 + defaults + (c *:* m) 6 + (c 1:3) 5 + (deny all, terminal) 2 */
+  ck_assert_uint_eq (n, 19 + defaults);
   check_prog (insns, n);
   ck_assert_int_eq (insns[n - 2].imm, 0); /* last reached: deny */
-  ck_assert_int_eq (insns[6].imm, BPF_DEVCG_DEV_CHAR);
+  ck_assert_int_eq (insns[6 + defaults].imm, BPF_DEVCG_DEV_CHAR);
   free (insns);
 
   /* only an allow: default deny appended */
   ck_assert_int_eq (kist_cgroup_dev_program (&rules[1], 1, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, 13);
+  ck_assert_uint_eq (n, 13 + defaults);
   check_prog (insns, n);
   ck_assert_int_eq (insns[n - 2].imm, 0);
   ck_assert_int_eq (insns[n - 4].imm, 1);
@@ -344,16 +354,11 @@ START_TEST (test_dev_program)
     { false, 'b', 8, -1, BPF_DEVCG_ACC_WRITE },
   };
   ck_assert_int_eq (kist_cgroup_dev_program (r2, 2, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, 6 + 7 + 2);
+  ck_assert_uint_eq (n, 6 + defaults + 7 + 2);
   check_prog (insns, n);
-  ck_assert_uint_eq (insns[9].code, BPF_JMP | BPF_JEQ | BPF_K); /* deny: no overlap -> next */
+  ck_assert_uint_eq (insns[9 + defaults].code, BPF_JMP | BPF_JEQ | BPF_K); /* deny: no overlap -> next */
   free (insns);
 
-  /* empty allowlist: deny everything */
-  ck_assert_int_eq (kist_cgroup_dev_program (NULL, 0, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, 8);
-  check_prog (insns, n);
-  free (insns);
   ck_assert_ptr_null (err);
 }
 END_TEST
@@ -728,7 +733,10 @@ START_TEST (test_scope_hugetlb)
 }
 END_TEST
 
-/* In the device-limited cgroup: /dev/null (1:3) opens, /dev/zero (1:5) does not. */
+/* In the device-limited cgroup: /dev/null (1:3) and /dev/zero (1:5) open
+ * (runc's defaults win over the deny rules), /dev/kmsg (1:11) does not open
+ * for writing (the last matching rule denies w; write-only needs no
+ * CAP_SYSLOG and writes nothing). */
 static int
 try_devices (void)
 {
@@ -737,6 +745,10 @@ try_devices (void)
     return 10;
   close (fd);
   fd = open ("/dev/zero", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 13;
+  close (fd);
+  fd = open ("/dev/kmsg", O_WRONLY | O_CLOEXEC);
   if (fd >= 0)
     return 11;
   return errno == EPERM ? 0 : 12;
@@ -749,9 +761,10 @@ START_TEST (test_scope_devices)
   struct kist_error *err = NULL;
   char *cgp = xasprintf ("/%s/c4", base_rel);
   yajl_val res = parse ("{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
-                        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rwm\"},"
-                        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"rwm\"},"
-                        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"r\"}]}");
+                        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rwm\"},"
+                        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"r\"},"
+                        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rwm\"},"
+                        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"w\"}]}");
   struct kist_spec *spec = make_spec (cgp, res);
   struct kist_ctx ctx;
   memset (&ctx, 0, sizeof ctx);
