@@ -3,14 +3,14 @@
 # a busybox rootfs, a config.json from `kist spec` whose process.args are
 # changed to print who and where the container is, run with `--report -` so
 # that the per-layer report (JSON) is printed before the container's output.
-# Needs root (run it with sudo).  Leaves nothing behind but _build/.
+# Needs root.  Leaves nothing behind but _build/.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 
 if [ "$(id -u)" != 0 ]; then
-  echo "demo.sh: run it as root (sudo bash tests/demo.sh): kist creates namespaces and mounts" >&2
+  echo "demo.sh: run it as root: kist creates namespaces and mounts" >&2
   exit 1
 fi
 

@@ -1,14 +1,16 @@
 #!/bin/bash
 # tests/deps.sh: install kist's build and test dependencies (Debian, Ubuntu).
 # Re-runs are fast: apt is not touched when everything is installed already.
-# Works without a terminal (CI=true, no stdin).  crun and runc are optional
-# (only bench/ uses them): failing to install them is not an error.
+# Works without a terminal (CI=true, no stdin).  strace (tests/fault), clang
+# and its libFuzzer runtime (tests/fuzz) and runc (side-by-side checks) are
+# required; crun and bubblewrap are optional (only bench/ uses them): failing
+# to install them is not an error.
 set -euo pipefail
 
 REQUIRED=(build-essential autoconf automake libtool pkg-config libmnl-dev libseccomp-dev
   libyajl-dev check busybox-static mandoc iproute2 procps util-linux
-  qemu-system-x86 uidmap)
-OPTIONAL=(crun runc)
+  qemu-system-x86 uidmap strace clang libclang-rt-14-dev runc jq)
+OPTIONAL=(crun bubblewrap)
 
 installed ()
 {

@@ -7,7 +7,11 @@
 #   4. _build-asan/: the same with -fsanitize=address,undefined; make check
 #   5. mandoc -T lint -W warning man/*   must print nothing
 #   6. tests/integration/run.sh          against _build/kist (needs root)
-#   7. tests/vm/run.sh                   cgroup v2 limit tests in a qemu VM
+#      tests/security/run.sh             one test per published CVE class
+#      tests/fault/run.sh                kill -9 at every step, concurrency, full disk
+#   7. tests/fuzz/run.sh                 libFuzzer targets, bounded (KIST_FUZZ_SECONDS
+#                                        per target, default 10)
+#      tests/vm/run.sh                   cgroup v2 limit tests in a qemu VM
 #                                        against _build/kist (needs root)
 #   8. make distcheck                    in _build/
 #
@@ -15,7 +19,8 @@
 # builds plus the integration and VM checks; a stage that fails (deps, build,
 # lint, distcheck...) adds one failure.  Exits non-zero on any failure.
 # Environment: JOBS (make -j, default 2), KIST_SKIP_ASAN=1 / KIST_SKIP_VM=1 /
-# KIST_SKIP_DISTCHECK=1 to leave those stages out locally (reported as skipped).
+# KIST_SKIP_DISTCHECK=1 / KIST_SKIP_FUZZ=1 to leave those stages out locally
+# (reported as skipped).
 set -uo pipefail
 export LC_ALL=C
 
@@ -174,53 +179,59 @@ else
   stage_result "man page lint" FAILED
 fi
 
-# ---- 6. integration tests ---------------------------------------------------------------
-if [ -n "$built" ]; then
-  say "integration tests (tests/integration/run.sh, KIST=_build/kist)"
-  KIST=$REPO/_build/kist bash tests/integration/run.sh < /dev/null 2>&1 | tee _build/integration.log
-  it_rc=${PIPESTATUS[0]}
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' _build/integration.log | tail -n 1)
-  if [ -n "$line" ]; then
-    read -r ip _ ix _ is _ <<< "$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 p \2 f \4 s/' <<< "$line")"
-    PASSED=$((PASSED + ip))
-    FAILED=$((FAILED + ix))
-    SKIPPED=$((SKIPPED + ${is:-0}))
-    if [ "$it_rc" = 0 ] && [ "$ix" = 0 ]; then
-      stage_result "integration tests" ok
-    elif [ "$ix" = 0 ]; then
-      stage_result "integration tests" "FAILED (exit $it_rc)"
-    else
-      stage_result "integration tests" "FAILED ($ix failed checks)" counted
-    fi
-  else
-    stage_result "integration tests" "FAILED (no summary line)"
+# harness_stage NAME LOG COMMAND...: run a suite that ends with the line "N
+# passed, N failed[, N skipped]" (tee'd to LOG) and add its counts.
+harness_stage ()
+{
+  local name=$1 log=$2 rc line hp hx hs
+  shift 2
+  "$@" < /dev/null 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    stage_result "$name" "FAILED (no summary line)"
+    return
   fi
-else
-  stage_result "integration tests" "FAILED (no kist binary)"
-fi
+  read -r hp _ hx _ hs _ <<< "$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 p \2 f \4 s/' <<< "$line")"
+  [[ $hs =~ ^[0-9]+$ ]] || hs=0
+  PASSED=$((PASSED + hp))
+  FAILED=$((FAILED + hx))
+  SKIPPED=$((SKIPPED + hs))
+  if [ "$rc" = 0 ] && [ "$hx" = 0 ]; then
+    stage_result "$name" ok
+  elif [ "$hx" = 0 ]; then
+    stage_result "$name" "FAILED (exit $rc)"
+  else
+    stage_result "$name" "FAILED ($hx failed checks)" counted
+  fi
+}
 
-# ---- 7. VM tests (cgroup v2 limits) -----------------------------------------------------
+# ---- 6. integration, security and fault tests -----------------------------------------
+for suite in integration security fault; do
+  if [ -n "$built" ]; then
+    say "$suite tests (tests/$suite/run.sh, KIST=_build/kist)"
+    KIST=$REPO/_build/kist harness_stage "$suite tests" "_build/$suite.log" \
+      bash "tests/$suite/run.sh"
+  else
+    stage_result "$suite tests" "FAILED (no kist binary)"
+  fi
+done
+
+# ---- 7. fuzz targets (bounded), VM tests (cgroup v2 limits) ------------------------------
+if [ -n "${KIST_SKIP_FUZZ:-}" ]; then
+  stage_result "fuzz targets" "skipped (KIST_SKIP_FUZZ)"
+elif [ -n "$have_configure" ]; then
+  say "fuzz targets (tests/fuzz/run.sh ${KIST_FUZZ_SECONDS:-10})"
+  KIST_FUZZ_BUILDDIR=$REPO/_build-fuzz harness_stage "fuzz targets" _build/fuzz.log \
+    bash tests/fuzz/run.sh "${KIST_FUZZ_SECONDS:-10}"
+else
+  stage_result "fuzz targets" FAILED
+fi
 if [ -n "${KIST_SKIP_VM:-}" ]; then
   stage_result "vm tests" "skipped (KIST_SKIP_VM)"
 elif [ -n "$built" ]; then
   say "VM tests (tests/vm/run.sh _build/kist)"
-  bash tests/vm/run.sh "$REPO/_build/kist" < /dev/null 2>&1 | tee _build/vm.log
-  vm_rc=${PIPESTATUS[0]}
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' _build/vm.log | tail -n 1)
-  if [ -n "$line" ]; then
-    read -r vp _ vx _ <<< "$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 p \2 f/' <<< "$line")"
-    PASSED=$((PASSED + vp))
-    FAILED=$((FAILED + vx))
-    if [ "$vm_rc" = 0 ] && [ "$vx" = 0 ]; then
-      stage_result "vm tests" ok
-    elif [ "$vx" = 0 ]; then
-      stage_result "vm tests" "FAILED (exit $vm_rc)"
-    else
-      stage_result "vm tests" "FAILED ($vx failed checks)" counted
-    fi
-  else
-    stage_result "vm tests" "FAILED (no summary line)"
-  fi
+  harness_stage "vm tests" _build/vm.log bash tests/vm/run.sh "$REPO/_build/kist"
 else
   stage_result "vm tests" "FAILED (no kist binary)"
 fi
