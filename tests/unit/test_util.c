@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "json.h"
+#include "report.h"
+#include "state.h"
 #include "util.h"
 
 static char tmpdir[PATH_MAX];
@@ -300,6 +303,72 @@ END_TEST
 
 /* ---- errors ---- */
 
+/* "[[[...]]]" n levels deep under a key of an object, in a new buffer. */
+static char *
+nested (size_t n, size_t *len)
+{
+  const char *head = "{\"id\":\"c1\",\"x\":";
+  size_t hl = strlen (head);
+  char *s = xmalloc (hl + 2 * n + 2);
+  memcpy (s, head, hl);
+  memset (s + hl, '[', n);
+  memset (s + hl + n, ']', n);
+  s[hl + 2 * n] = '}';
+  s[hl + 2 * n + 1] = '\0';
+  *len = hl + 2 * n + 1;
+  return s;
+}
+
+/* Found by tests/fuzz (crashes/state, report, seccomp): a document nested
+ * 300000 levels deep overflowed the stack in yajl_tree_free, and annotations
+ * 130 levels deep overran yajl_gen's stack.  Every parser goes through
+ * kist_json_parse, which refuses them. */
+START_TEST (test_json_depth)
+{
+  struct kist_error *err = NULL;
+  yajl_val v = NULL;
+  size_t len = 0;
+  _cleanup_free_ char *ok = nested (KIST_JSON_MAX_DEPTH - 1, &len);
+  ck_assert_int_eq (kist_json_parse (ok, len, "t: ", &v, &err), 0);
+  yajl_tree_free (v);
+  v = NULL;
+  _cleanup_free_ char *deep = nested (KIST_JSON_MAX_DEPTH, &len);
+  ck_assert_int_lt (kist_json_parse (deep, len, "t: ", &v, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "t: malformed JSON: nested deeper than 64 levels"));
+  kist_error_freep (&err);
+  _cleanup_free_ char *huge = nested (300000, &len);
+  ck_assert_int_lt (kist_json_parse (huge, len, "t: ", &v, &err), 0);
+  kist_error_freep (&err);
+  ck_assert_ptr_null (kist_report_from_json (huge, len, &err));
+  ck_assert_ptr_nonnull (strstr (err->msg, "report.json: malformed JSON: nested deeper"));
+  kist_error_freep (&err);
+  ck_assert_ptr_null (kist_report_json_to_text (huge, len, &err));
+  kist_error_freep (&err);
+  ck_assert_int_lt (kist_json_parse ("{\"a\":\"\\u0000\"}", 13, "t: ", &v, &err), 0);
+  kist_error_freep (&err);
+  ck_assert_int_lt (kist_json_parse ("", 0, "t: ", &v, &err), 0);
+  ck_assert_str_eq (err->msg, "t: malformed JSON: the document is empty");
+  kist_error_freep (&err);
+
+  /* state.json on disk, through kist_state_read. */
+  char dir[] = "/tmp/kist-test-util.XXXXXX";
+  ck_assert_ptr_nonnull (mkdtemp (dir));
+  int dfd = open (dir, O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (dfd, 0);
+  int f = openat (dfd, "state.json", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  ck_assert_int_ge (f, 0);
+  ck_assert_int_eq (kist_write_all (f, huge, len), 0);
+  close (f);
+  struct kist_state st;
+  ck_assert_int_lt (kist_state_read (dfd, &st, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "malformed JSON: nested deeper"));
+  kist_error_freep (&err);
+  unlinkat (dfd, "state.json", 0);
+  close (dfd);
+  rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_errors)
 {
   struct kist_error *err = NULL;
@@ -369,6 +438,7 @@ util_suite (void)
   tcase_add_test (tc, test_write_file_at);
   tcase_add_test (tc, test_read_write_all);
   tcase_add_test (tc, test_errors);
+  tcase_add_test (tc, test_json_depth);
   suite_add_tcase (s, tc);
   return s;
 }
