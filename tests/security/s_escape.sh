@@ -97,7 +97,7 @@ victim_check exec "$id"
 # ---- 2. CVE-2016-9962: the exec helper before execve ---------------------------------
 cfg_reset
 with_marker
-C_ARGS=$(json_arr /fdscan 120 /mark/scan.log)
+C_ARGS=$(json_arr /fdscan 0 /mark/scan.log)
 B=$(mkbundle scan)
 cp "$BIN/fdscan" "$B/rootfs/fdscan"
 id=$(new_id scan)
