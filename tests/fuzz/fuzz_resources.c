@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: the LinuxResources JSON of `kist update --resources FILE|-`
- * (and config.json linux.resources): the plan kist_cgroup_plan_build makes
- * of it, and for linux.resources.devices the BPF device program
- * kist_cgroup_dev_program generates (checked here for jumps that stay in
- * the program and a final exit, which the kernel verifier requires). */
+ * (and config.json linux.resources), parsed as cmd_update.c does: the plan
+ * kist_cgroup_plan_build makes of it, and for linux.resources.devices the
+ * BPF device program kist_cgroup_dev_program generates (checked here for
+ * jumps that stay in the program and a final exit, which the kernel
+ * verifier requires). */
 #include <linux/bpf.h>
 
 #include <yajl/yajl_tree.h>
 
 #include "cgroup.h"
 #include "fuzz.h"
+#include "json.h"
 #include "util.h"
 
 #define RESOURCES_MAX (1024 * 1024)
@@ -37,21 +39,25 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (size > RESOURCES_MAX)
     return 0;
   /* As cmd_update.c's parse_resources: NUL-terminated text, trailing
-   * whitespace stripped, must be a JSON object. */
+   * whitespace stripped, kist_json_parse, must be a JSON object. */
   char *text = fuzz_cstr (data, size);
-  char ebuf[256] = "";
   kist_rstrip (text);
-  yajl_val v = text[0] ? yajl_tree_parse (text, ebuf, sizeof ebuf) : NULL;
+  yajl_val v = NULL;
+  struct kist_error *e = NULL;
+  int r = text[0] ? kist_json_parse (text, strlen (text), "update: --resources: ", &v, &e) : -1;
   free (text);
-  if (v == NULL)
-    return 0;
+  if (r < 0)
+    {
+      FUZZ_ASSERT (v == NULL);
+      fuzz_error_check_free (&e);
+      return 0;
+    }
   if (!YAJL_IS_OBJECT (v))
     {
       yajl_tree_free (v);
       return 0;
     }
   struct kist_cgroup_plan *plan = NULL;
-  struct kist_error *e = NULL;
   if (kist_cgroup_plan_build (v, &plan, &e) < 0)
     {
       FUZZ_ASSERT (plan == NULL);
