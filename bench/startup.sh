@@ -64,6 +64,7 @@ cleanup ()
   if [ -n "$CG2" ]; then
     find "$CG2" -mindepth 1 -maxdepth 3 -depth -type d -name "*$ID_PREFIX*" -exec rmdir {} + 2> /dev/null || true
   fi
+  umount "$TMP/kist-ro" 2> /dev/null || true
   rm -rf --one-file-system "$TMP"
 }
 declare -A RT_CMD=()
