@@ -115,6 +115,9 @@ int kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
 /* seccomp.c (kist_process_exec, right before execve): the filter, if not loaded yet. */
 int kist_seccomp_apply_last (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 
+/* process.c: close every fd above 2 but the --preserve-fds range and keep[]. */
+int kist_close_fds_except (int preserve_fds, const int *keep, size_t n_keep,
+                           struct kist_error **err);
 /* process.c: the end of every container process (the init after start, an
  * exec'd process): a new session (layer "session"), every fd kist holds
  * closed but stdio, --preserve-fds and ctx->sync_fd, the seccomp filter

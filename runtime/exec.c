@@ -332,16 +332,20 @@ exec_helper (struct exec_job *j)
   /* oom_score_adj while /proc/self is still ours to write (inherited by the
    * final process); then non-dumpable before joining anything, so that no
    * container process can reach the helper or the final process through
-   * /proc/PID (fd, mem, ptrace) before execve (CVE-2016-9962).  The bundle
-   * fd stays on the host side. */
+   * /proc/PID (fd, mem, ptrace) before execve (CVE-2016-9962); and no host
+   * fd (bundle, log, the caller's) goes along: only the sync socket and the
+   * namespaces to join. */
   int ret = kist_oom_apply (&j->ctx, r, &err);
   if (ret == 0 && (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_GET_DUMPABLE) != 0))
     ret = kist_error_make (&err, errno, "prctl(PR_SET_DUMPABLE, 0)");
-  if (j->ctx.bundle_fd >= 0)
-    {
-      close (j->ctx.bundle_fd);
-      j->ctx.bundle_fd = -1;
-    }
+  int keep[KIST_NS_COUNT + 1];
+  size_t n_keep = 0;
+  keep[n_keep++] = fd;
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    keep[n_keep++] = j->nsfd[t];
+  if (ret == 0)
+    ret = kist_close_fds_except (j->o->preserve_fds, keep, n_keep, &err);
+  j->ctx.bundle_fd = -1;
   if (ret == 0)
     ret = join_namespaces (j, r, &err);
   if (kist_sync_send_layers (fd, r, sent, &sent) < 0)

@@ -527,21 +527,26 @@ apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
   return 0;
 }
 
-/* Close every fd above 2 except the --preserve-fds range and keep[]: no
- * host fd (bundle, state, cgroup, log, an engine's socket) may exist while
- * the kernel resolves the program and its interpreter (CVE-2024-21626).
- * They are close-on-exec already; closing them now also takes them out of
- * reach of /proc/self/fd during the execve. */
-static int
-close_host_fds (int preserve_fds, const int *keep, size_t n_keep, struct kist_error **err)
+/* Close every fd above 2 except the --preserve-fds range and keep[] (-1
+ * entries ignored): no host fd (bundle, state, cgroup, log, an engine's
+ * socket) may exist while the kernel resolves the program and its
+ * interpreter (CVE-2024-21626), or while a process joins a container.  They
+ * are close-on-exec already; closing them also takes them out of reach of
+ * /proc/self/fd during the execve. */
+int
+kist_close_fds_except (int preserve_fds, const int *keep, size_t n_keep, struct kist_error **err)
 {
   unsigned first = 3u + (unsigned) (preserve_fds > 0 ? preserve_fds : 0);
-  /* keep[] sorted, above first: close the gaps between them. */
-  int k[4];
+  int k[KIST_NS_COUNT + 4];
   size_t n = 0;
-  for (size_t i = 0; i < n_keep && n < KIST_ARRAY_SIZE (k); i++)
-    if (keep[i] >= (int) first)
+  for (size_t i = 0; i < n_keep; i++)
+    {
+      if (keep[i] < (int) first)
+        continue;
+      if (n == KIST_ARRAY_SIZE (k))
+        return kist_error_make (err, E2BIG, "too many fds to keep before execve");
       k[n++] = keep[i];
+    }
   for (size_t i = 1; i < n; i++)
     for (size_t j = i; j > 0 && k[j - 1] > k[j]; j--)
       {
@@ -552,11 +557,11 @@ close_host_fds (int preserve_fds, const int *keep, size_t n_keep, struct kist_er
   unsigned from = first;
   for (size_t i = 0; i <= n; i++)
     {
-      unsigned to = i < n ? (unsigned) k[i] - 1 : ~0U;
       if (i < n && (unsigned) k[i] < from)
-        continue;
+        continue; /* a duplicate */
+      unsigned to = i < n ? (unsigned) k[i] - 1 : ~0U;
       if (to >= from && syscall (SYS_close_range, from, to, 0) < 0)
-        return kist_error_make (err, errno, "close_range(%u, %u) before execve", from, to);
+        return kist_error_make (err, errno, "close_range(%u, %u)", from, to);
       if (i < n)
         from = (unsigned) k[i] + 1;
     }
@@ -579,7 +584,7 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
       ctx->rootfs_fd = -1; /* the proc lookups below use the process's root */
     }
   const int keep[] = { fd, ctx->exec_fd };
-  if (close_host_fds (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), err) < 0)
+  if (kist_close_fds_except (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), err) < 0)
     return -1;
   ctx->bundle_fd = ctx->state_dirfd = ctx->start_fd = -1;
 
