@@ -49,13 +49,15 @@ kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_
   bool firstrow = true;
   for (char **id = ids; id && *id; id++)
     {
-      _cleanup_close_ int dirfd = -1;
       _cleanup_error_ struct kist_error *e = NULL;
       struct kist_state st = { 0 };
-      if (kist_state_open (rootfd, *id, &dirfd, &e) < 0 || kist_state_read (dirfd, &st, &e) < 0)
+      /* Without the lock: a create, start or delete in progress holds it
+       * (a create for as long as its hooks and layers take); its intent
+       * record says "creating". */
+      if (kist_state_peek (rootfd, *id, &st, &e) < 0)
         {
           kist_state_clear (&st);
-          continue; /* being created or deleted right now */
+          continue; /* deleted right now */
         }
       enum kist_status status = kist_state_status (&st);
       if (json)

@@ -17,12 +17,14 @@ kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct kist
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0)
     return KIST_EXIT_USAGE;
-  _cleanup_close_ int dirfd = -1;
-  if (kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return KIST_EXIT_USAGE;
+  /* Without the lock (as runc): a create in progress holds it for as long
+   * as it takes, and its intent record already answers "creating". */
   struct kist_state st = { 0 };
-  if (kist_state_read (dirfd, &st, err) < 0)
-    return KIST_EXIT_USAGE;
+  if (kist_state_peek (rootfd, id, &st, err) < 0)
+    {
+      kist_state_clear (&st);
+      return KIST_EXIT_USAGE;
+    }
   _cleanup_free_ char *json = kist_state_oci_json (&st, kist_state_status (&st));
   kist_state_clear (&st);
   fputs (json, stdout);

@@ -19,11 +19,19 @@
  *     filesystem (fstatfs magic, or the source's st_dev for a bind).
  * Options that are mount flags never reach the filesystem; every other
  * option is passed to fsconfig ("key=value" as a string, a bare word as a
- * flag), so the filesystem itself rejects what it does not know. */
+ * flag), so the filesystem itself rejects what it does not know.  On a bind
+ * those other options (mode=, size=, ...) mean nothing: accepted and
+ * ignored, as runc does, and the report lists them.  tmpcopyup on a tmpfs
+ * copies the image's content of the destination into it (see copyup);
+ * cgroup2 refused in a user namespace without a cgroup namespace becomes a
+ * read-only bind of the container's own cgroup, as sysfs refused in a user
+ * namespace becomes a read-only rbind of the host's /sys. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +41,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "container.h"
+#include "ns.h"
 #include "resolve.h"
 #include "util.h"
 
@@ -58,6 +68,7 @@ enum opt_kind
   OPT_PROP,        /* propagation */
   OPT_BIND,
   OPT_RBIND,
+  OPT_COPYUP,      /* tmpcopyup: the image's content of the destination into the new tmpfs */
   OPT_UNSUPPORTED
 };
 
@@ -107,9 +118,13 @@ static const struct flag_opt flag_opts[] = {
   { "runbindable", OPT_PROP, .prop = MS_UNBINDABLE, .rec = true },
   { "bind", OPT_BIND },
   { "rbind", OPT_RBIND },
-  { "idmap", OPT_UNSUPPORTED, .why = "idmapped mounts are not supported by kist" },
-  { "ridmap", OPT_UNSUPPORTED, .why = "idmapped mounts are not supported by kist" },
-  { "tmpcopyup", OPT_UNSUPPORTED, .why = "tmpcopyup is not supported by kist" },
+  { "idmap", OPT_UNSUPPORTED,
+    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
+           "volume option) and give the files the ids the container uses" },
+  { "ridmap", OPT_UNSUPPORTED,
+    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
+           "volume option) and give the files the ids the container uses" },
+  { "tmpcopyup", OPT_COPYUP },
 };
 
 /* Look an option up; *rec is set for the "r" variant of an attribute. */
@@ -157,8 +172,12 @@ struct plan
   size_t n_fsopts;
   const char *fstype;        /* after mapping */
   bool cgroup_mapped;
+  bool copyup;               /* tmpcopyup on a tmpfs */
+  bool has_mode, has_owner;  /* mode=, uid=/gid= among the filesystem options */
+  char *ignored;             /* options accepted and ignored, as runc does ("mode=755, size=1k") */
   char *clean;               /* the destination, lexically cleaned */
   enum exactness exact;
+  char *note;                /* what the report detail says about this mount, or NULL */
 };
 
 static void
@@ -166,8 +185,22 @@ plan_clear (struct plan *p)
 {
   free (p->fsopts);
   p->fsopts = NULL;
+  free (p->ignored);
+  p->ignored = NULL;
   free (p->clean);
   p->clean = NULL;
+  free (p->note);
+  p->note = NULL;
+}
+
+/* *s += sep + piece (no separator before the first piece).  Takes piece. */
+static void
+append (char **s, const char *sep, char *piece)
+{
+  char *next = *s ? xasprintf ("%s%s%s", *s, sep, piece) : xstrdup (piece);
+  free (piece);
+  free (*s);
+  *s = next;
 }
 #define _cleanup_plan_ __attribute__ ((cleanup (plan_clear)))
 
@@ -206,11 +239,17 @@ plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err)
       const struct flag_opt *f = opt_lookup (*o, &rec);
       if (f == NULL)
         {
+          /* runc passes these as mount(2) data, which a bind ignores:
+           * accepted, and the report says they were ignored. */
           if (p->bind)
-            return kist_error_make (err, EINVAL,
-                                    "option `%s` is not a mount flag, and a bind mount takes no "
-                                    "filesystem options",
-                                    *o);
+            {
+              append (&p->ignored, ", ", xstrdup (*o));
+              continue;
+            }
+          if (strncmp (*o, "mode=", 5) == 0)
+            p->has_mode = true;
+          else if (strncmp (*o, "uid=", 4) == 0 || strncmp (*o, "gid=", 4) == 0)
+            p->has_owner = true;
           p->fsopts[p->n_fsopts++] = *o;
           continue;
         }
@@ -234,6 +273,13 @@ plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err)
           break;
         case OPT_BIND:
         case OPT_RBIND:
+          break;
+        case OPT_COPYUP:
+          /* As runc and crun: only a tmpfs copies up; elsewhere it means nothing. */
+          if (!p->bind && strcmp (p->fstype, "tmpfs") == 0)
+            p->copyup = true;
+          else
+            append (&p->ignored, ", ", xstrdup (*o));
           break;
         case OPT_UNSUPPORTED:
           return kist_error_make (err, ENOTSUP, "option `%s`: %s", *o, f->why);
@@ -598,6 +644,323 @@ resolve_target (struct kist_ctx *ctx, const struct kist_mount *m, const struct p
   return steal_fd (&target);
 }
 
+/* ------------------------------------------------------------ tmpcopyup */
+
+/* tmpcopyup (podman --read-only, as crun and runc do it): the image's
+ * content of the destination is copied into the new tmpfs while it is still
+ * detached.  The source is read only through fds: every entry is opened from
+ * its parent's fd by its single name with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, and must still be the inode fstatat saw, so a symlink
+ * in the image is copied as a symlink and never followed, and nothing
+ * outside the destination is read.  Regular files, directories, symlinks,
+ * fifos and device nodes are copied with their mode, owner and times;
+ * sockets are skipped (counted); hard links become separate files. */
+
+#define COPYUP_MAX_DEPTH 128
+#define COPYUP_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+struct copyup
+{
+  unsigned long files, dirs, links, nodes, sockets;
+  unsigned long long bytes;
+};
+
+static int
+copyup_error (struct kist_error **err, int errnum, const char *rel, const char *name,
+              const char *what)
+{
+  const char *hint = errnum == ENOSPC   ? " (the tmpfs is full: raise its size= option)"
+                     : errnum == EINVAL && strstr (what, "owner")
+                         ? " (the owner is not mapped in the container's user namespace: give "
+                           "the image's files ids that uidMappings/gidMappings map)"
+                     : errnum == EPERM && strstr (what, "device")
+                         ? " (device nodes cannot be made here, e.g. in a user namespace: remove "
+                           "them from the image)"
+                         : "";
+  return kist_error_make (err, errnum, "tmpcopyup: %s `%s/%s`%s", what, rel, name, hint);
+}
+
+/* Owner, mode (after the owner: chown clears set-id bits) and times of the
+ * copy dst/name (fd: the copy itself, -1 for a symlink). */
+static int
+copyup_meta (int dst, const char *name, int fd, const struct stat *st, const char *rel,
+             struct kist_error **err)
+{
+  const struct timespec ts[2] = { st->st_atim, st->st_mtim };
+  if (fd >= 0)
+    {
+      if (fchown (fd, st->st_uid, st->st_gid) < 0)
+        return copyup_error (err, errno, rel, name, "set the owner of");
+      if (fchmod (fd, st->st_mode & 07777) < 0)
+        return copyup_error (err, errno, rel, name, "set the mode of");
+      if (futimens (fd, ts) < 0)
+        return copyup_error (err, errno, rel, name, "set the times of");
+      return 0;
+    }
+  if (fchownat (dst, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return copyup_error (err, errno, rel, name, "set the owner of");
+  if (!S_ISLNK (st->st_mode) && fchmodat (dst, name, st->st_mode & 07777, 0) < 0)
+    return copyup_error (err, errno, rel, name, "set the mode of");
+  if (utimensat (dst, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+    return copyup_error (err, errno, rel, name, "set the times of");
+  return 0;
+}
+
+/* Open src/name (one component, no symlink, not above src) and check it is
+ * still the inode *st describes. */
+static int
+copyup_open (int src, const char *name, int flags, const struct stat *st, const char *rel,
+             struct kist_error **err)
+{
+  int fd = kist_openat2 (src, name, flags | O_NOFOLLOW | O_NOCTTY, 0, COPYUP_RESOLVE);
+  if (fd < 0)
+    return copyup_error (err, -fd, rel, name, "open the image's");
+  struct stat now;
+  if (fstat (fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino
+      || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
+    {
+      close (fd);
+      return copyup_error (err, EAGAIN, rel, name,
+                           "the image changed while kist copied it (a concurrent change?):");
+    }
+  return fd;
+}
+
+static int
+copyup_file (int src, int dst, const char *name, const struct stat *st, const char *rel,
+             struct copyup *c, struct kist_error **err)
+{
+  _cleanup_close_ int in = copyup_open (src, name, O_RDONLY | O_NONBLOCK, st, rel, err);
+  if (in < 0)
+    return -1;
+  _cleanup_close_ int out
+      = openat (dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return copyup_error (err, errno, rel, name, "create the copy of");
+  bool plain = false; /* copy_file_range refused: read and write */
+  for (;;)
+    {
+      ssize_t n = plain ? -1 : copy_file_range (in, NULL, out, NULL, 1u << 30, 0);
+      if (n < 0 && !plain
+          && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+        plain = true;
+      if (plain)
+        {
+          char buf[65536];
+          int w;
+          n = read (in, buf, sizeof buf);
+          if (n > 0 && (w = kist_write_all (out, buf, (size_t) n)) < 0)
+            return copyup_error (err, -w, rel, name, "write the copy of");
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return copyup_error (err, errno, rel, name, "copy");
+      if (n == 0)
+        break;
+      c->bytes += (unsigned long long) n;
+    }
+  c->files++;
+  return copyup_meta (dst, name, out, st, rel, err);
+}
+
+static int copyup_dir (int src, int dst, const char *rel, int depth, struct copyup *c,
+                       struct kist_error **err);
+
+static int
+copyup_entry (int src, int dst, const char *name, const char *rel, int depth, struct copyup *c,
+              struct kist_error **err)
+{
+  struct stat st;
+  if (fstatat (src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return copyup_error (err, errno, rel, name, "stat the image's");
+  switch (st.st_mode & S_IFMT)
+    {
+    case S_IFREG:
+      return copyup_file (src, dst, name, &st, rel, c, err);
+    case S_IFDIR:
+      {
+        if (depth >= COPYUP_MAX_DEPTH)
+          return copyup_error (err, ELOOP, rel, name,
+                               "more than 128 (COPYUP_MAX_DEPTH) directory levels below "
+                               "the destination at");
+        _cleanup_close_ int in = copyup_open (src, name, O_RDONLY | O_DIRECTORY, &st, rel, err);
+        if (in < 0)
+          return -1;
+        if (mkdirat (dst, name, 0700) < 0)
+          return copyup_error (err, errno, rel, name, "create the copy of");
+        _cleanup_close_ int out
+            = kist_openat2 (dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, COPYUP_RESOLVE);
+        if (out < 0)
+          return copyup_error (err, -out, rel, name, "open the copy of");
+        _cleanup_free_ char *sub = xasprintf ("%s/%s", rel, name);
+        if (copyup_dir (in, out, sub, depth + 1, c, err) < 0)
+          return -1;
+        c->dirs++;
+        return copyup_meta (dst, name, out, &st, rel, err);
+      }
+    case S_IFLNK:
+      {
+        size_t sz = (size_t) st.st_size + 1;
+        if (sz < 2 || sz > 65536)
+          sz = 65536;
+        _cleanup_free_ char *target = xmalloc (sz);
+        ssize_t n = readlinkat (src, name, target, sz);
+        if (n < 0)
+          return copyup_error (err, errno, rel, name, "read the image's symlink");
+        if ((size_t) n >= sz)
+          return copyup_error (err, ENAMETOOLONG, rel, name, "read the image's symlink");
+        target[n] = '\0';
+        if (symlinkat (target, dst, name) < 0)
+          return copyup_error (err, errno, rel, name, "create the copy of the symlink");
+        c->links++;
+        return copyup_meta (dst, name, -1, &st, rel, err);
+      }
+    case S_IFIFO:
+    case S_IFCHR:
+    case S_IFBLK:
+      if (mknodat (dst, name, (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0)
+        return copyup_error (err, errno, rel, name, "create the copy of the device or fifo");
+      c->nodes++;
+      return copyup_meta (dst, name, -1, &st, rel, err);
+    default:
+      c->sockets++; /* a socket means nothing without its process */
+      return 0;
+    }
+}
+
+static int
+copyup_dir (int src, int dst, const char *rel, int depth, struct copyup *c,
+            struct kist_error **err)
+{
+  int dfd = fcntl (src, F_DUPFD_CLOEXEC, 3);
+  if (dfd < 0)
+    return kist_error_make (err, errno, "tmpcopyup: dup");
+  _cleanup_dir_ DIR *d = fdopendir (dfd);
+  if (d == NULL)
+    {
+      close (dfd);
+      return kist_error_make (err, errno, "tmpcopyup: read the image's directory `%s`", rel);
+    }
+  rewinddir (d);
+  struct dirent *de;
+  for (errno = 0; (de = readdir (d)) != NULL; errno = 0)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (copyup_entry (src, dst, de->d_name, rel, depth, c, err) < 0)
+        return -1;
+    }
+  if (errno != 0)
+    return kist_error_make (err, errno, "tmpcopyup: read the image's directory `%s`", rel);
+  return 0;
+}
+
+/* Copy the image's directory at target into the detached tmpfs mnt; its
+ * root takes the source's mode and owner unless mode=, uid= or gid= says
+ * otherwise. */
+static int
+copyup (const struct plan *p, int target, int mnt, struct copyup *c, struct kist_error **err)
+{
+  _cleanup_close_ int src = kist_openat2 (target, ".", O_RDONLY | O_DIRECTORY, 0, COPYUP_RESOLVE);
+  if (src < 0)
+    return kist_error_make (err, -src, "tmpcopyup: open the image's `%s`", p->clean);
+  _cleanup_close_ int dst = kist_openat2 (mnt, ".", O_RDONLY | O_DIRECTORY, 0, COPYUP_RESOLVE);
+  if (dst < 0)
+    return kist_error_make (err, -dst, "tmpcopyup: open the new tmpfs");
+  const char *rel = strcmp (p->clean, "/") == 0 ? "" : p->clean;
+  if (copyup_dir (src, dst, rel, 0, c, err) < 0)
+    return -1;
+  struct stat st;
+  if (fstat (src, &st) < 0)
+    return kist_error_make (err, errno, "tmpcopyup: stat the image's `%s`", p->clean);
+  if (!p->has_owner && fchown (dst, st.st_uid, st.st_gid) < 0)
+    return kist_error_make (err, errno, "tmpcopyup: set the owner of the tmpfs at `%s`",
+                            p->clean);
+  if (!p->has_mode && fchmod (dst, st.st_mode & 07777) < 0)
+    return kist_error_make (err, errno, "tmpcopyup: set the mode of the tmpfs at `%s`", p->clean);
+  return 0;
+}
+
+/* ------------------------------------------------ the cgroup fallback */
+
+/* A fallback's detached tree (a clone of a host directory) onto target:
+ * every mount of it read-only plus the mount's flags, recursively, the
+ * propagation, then verified (magic; the source's device when src_dev). */
+static int
+place_readonly_tree (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
+                     int tree, int target, const char *what, unsigned long magic,
+                     const dev_t *src_dev, struct kist_error **err)
+{
+  struct plan rp = *p;
+  attrs_apply (&rp.rec, p->top.set, p->top.clr);
+  attrs_apply (&rp.rec, MOUNT_ATTR_RDONLY, 0);
+  rp.top = (struct attrs){ 0 };
+  if (setattr_tree (tree, &rp.rec, true, err) < 0)
+    return kist_error_wrap (err, "%s", what);
+  if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return kist_error_make (err, errno, "%s: move_mount", what);
+  if (apply_propagation (tree, p, err) < 0)
+    return -1;
+  return verify_mount (ctx, m->destination, tree, target, &rp, magic, src_dev ? *src_dev : 0,
+                       src_dev != NULL, err);
+}
+
+/* cgroup2 in a user namespace without a cgroup namespace of its own (podman
+ * --uidmap): the kernel refuses a new cgroup2 superblock (EPERM).  runc then
+ * binds the cgroup2 hierarchy it sees; kist binds only the container's own
+ * cgroup (the scope the init was put in, else the cgroup2 root), always
+ * read-only with every submount: the container must not write its limits. */
+static int
+mount_cgroup_fallback (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
+                       int target, struct kist_error **err)
+{
+  _cleanup_free_ char *root = NULL, *own = NULL;
+  if (kist_cgroup_mount (&root, err) < 0 || kist_cgroup_own_path (&own, err) < 0)
+    return kist_error_wrap (err, "cgroup fallback: find the container's cgroup");
+  _cleanup_close_ int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return kist_error_make (err, errno, "cgroup fallback: open the cgroup2 mount `%s`", root);
+  struct statfs sf;
+  if (fstatfs (rootfd, &sf) < 0 || (unsigned long) sf.f_type != CGROUP2_SUPER_MAGIC)
+    return kist_error_make (err, EIO, "cgroup fallback: `%s` is not a cgroup2 mount", root);
+  _cleanup_close_ int scope
+      = own[0] ? kist_openat2 (rootfd, own, O_PATH | O_DIRECTORY, 0,
+                               COPYUP_RESOLVE | RESOLVE_NO_XDEV)
+               : fcntl (rootfd, F_DUPFD_CLOEXEC, 3);
+  if (scope < 0)
+    return kist_error_make (err, own[0] ? -scope : errno,
+                            "cgroup fallback: open the container's cgroup `%s/%s`", root, own);
+  struct stat sst;
+  if (fstat (scope, &sst) < 0)
+    return kist_error_make (err, errno, "cgroup fallback: stat the container's cgroup");
+  _cleanup_close_ int tree = open_tree (scope, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
+                                                       | AT_EMPTY_PATH | AT_RECURSIVE);
+  if (tree < 0)
+    return kist_error_make (err, errno, "cgroup fallback: open_tree(`%s/%s`, AT_RECURSIVE)", root,
+                            own);
+  if (place_readonly_tree (ctx, m, p, tree, target, "cgroup fallback", CGROUP2_SUPER_MAGIC,
+                           &sst.st_dev, err)
+      < 0)
+    return -1;
+  /* The root of the new mount must be the container's cgroup itself. */
+  _cleanup_close_ int fd = p->exact == EXACT_ALL
+                               ? kist_resolve_open_exact (ctx->rootfs_fd, p->clean, O_PATH, 0, err)
+                               : kist_resolve_open (ctx->rootfs_fd, m->destination, O_PATH, 0, err);
+  struct stat dst;
+  if (fd < 0 || fstat (fd, &dst) < 0)
+    return kist_error_wrap (err, "cgroup fallback: verify");
+  if (dst.st_ino != sst.st_ino || dst.st_dev != sst.st_dev)
+    return kist_error_make (err, EIO, "cgroup fallback: verify: the destination is not the "
+                                      "container's cgroup");
+  append (&p->note, "; ",
+          xasprintf ("%s: cgroup2 refused in the user namespace without a cgroup namespace "
+                     "(EPERM), bind of the container's own cgroup %s/%s instead (runc binds the "
+                     "whole hierarchy), read-only with every submount",
+                     m->destination, root, own));
+  return 0;
+}
+
 /* ------------------------------------------------------------- one mount */
 
 static int
@@ -659,24 +1022,29 @@ mount_sysfs_fallback (struct kist_ctx *ctx, const struct kist_mount *m, const st
       = open_tree (AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (tree < 0)
     return kist_error_make (err, errno, "sysfs fallback: open_tree(/sys, AT_RECURSIVE)");
-  struct plan rp = *p;
-  attrs_apply (&rp.rec, p->top.set, p->top.clr);
   /* Always read-only, whatever the options: the host's /sys holds files the
    * caller owns (a cgroup delegated to it), which the container must not
    * write (CVE-2023-25809). */
-  attrs_apply (&rp.rec, MOUNT_ATTR_RDONLY, 0);
-  rp.top = (struct attrs){ 0 };
-  if (setattr_tree (tree, &rp.rec, true, err) < 0)
-    return kist_error_wrap (err, "sysfs fallback");
-  if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return kist_error_make (err, errno, "sysfs fallback: move_mount");
-  if (apply_propagation (tree, p, err) < 0)
-    return -1;
-  return verify_mount (ctx, m->destination, tree, target, &rp, SYSFS_MAGIC, 0, false, err);
+  return place_readonly_tree (ctx, m, p, tree, target, "sysfs fallback", SYSFS_MAGIC, NULL, err);
 }
 
+/* Is the caller still in the host's namespace of type t (captured before
+ * clone)?  /proc is the host's here: we are before pivot_root. */
+static bool
+same_ns_as_host (const struct kist_ctx *ctx, enum kist_ns_type t)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/self/ns/%s", kist_ns_proc_name (t));
+  struct stat st;
+  return stat (path, &st) == 0 && st.st_ino == ctx->host_ns_ino[t]
+         && st.st_dev == ctx->host_ns_dev[t];
+}
+
+static const char sysfs_fallback_note[]
+    = "sysfs refused in the user namespace (EPERM), rbind of the host /sys instead, as runc "
+      "does, read-only with every submount";
+
 static int
-mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p, bool *fallback,
+mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
           struct kist_error **err)
 {
   _cleanup_close_ int target = resolve_target (ctx, m, p, KIST_MKPATH_DIR, 0755, err);
@@ -684,12 +1052,16 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p
     return target;
 
   bool sysfs_fallback_ok = ctx->userns && strcmp (p->fstype, "sysfs") == 0;
+  /* No cgroup namespace of its own: the container shares the host's. */
+  bool cgroup_fallback_ok = ctx->userns && strcmp (p->fstype, "cgroup2") == 0
+                            && ctx->host_ns_ino[KIST_NS_CGROUP] != 0
+                            && same_ns_as_host (ctx, KIST_NS_CGROUP);
   _cleanup_close_ int fsfd = fsopen (p->fstype, FSOPEN_CLOEXEC);
   if (fsfd < 0)
     {
       if (errno == EPERM && sysfs_fallback_ok)
         {
-          *fallback = true;
+          append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
           return mount_sysfs_fallback (ctx, m, p, target, err);
         }
       if (errno == ENODEV)
@@ -726,9 +1098,11 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p
       int e = errno;
       if (e == EPERM && sysfs_fallback_ok)
         {
-          *fallback = true;
+          append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
           return mount_sysfs_fallback (ctx, m, p, target, err);
         }
+      if (e == EPERM && cgroup_fallback_ok)
+        return mount_cgroup_fallback (ctx, m, p, target, err);
       const char *hint = "";
       if (e == EPERM && ctx->userns && strcmp (p->fstype, "cgroup2") == 0)
         hint = " (in a user namespace, cgroup2 needs a cgroup namespace it owns: add \"cgroup\" "
@@ -742,16 +1116,30 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p
   /* New mounts have no submounts: recursive and top-level flags are one. */
   struct attrs a = p->rec;
   attrs_apply (&a, p->top.set, p->top.clr);
-  _cleanup_close_ int mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) a.set);
+  /* A read-only tmpfs is filled first and made read-only after. */
+  uint64_t late_rdonly = p->copyup ? (a.set & MOUNT_ATTR_RDONLY) : 0;
+  _cleanup_close_ int mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) (a.set & ~late_rdonly));
   if (mnt < 0)
     {
       int e = errno;
       if (e == EPERM && sysfs_fallback_ok)
         {
-          *fallback = true;
+          append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
           return mount_sysfs_fallback (ctx, m, p, target, err);
         }
       return fs_error (err, fsfd, e, "fsmount");
+    }
+  if (p->copyup)
+    {
+      struct copyup c = { 0 };
+      const struct attrs ro = { .set = late_rdonly };
+      if (copyup (p, target, mnt, &c, err) < 0 || setattr_tree (mnt, &ro, false, err) < 0)
+        return -1;
+      append (&p->note, "; ",
+              xasprintf ("%s: tmpcopyup: copied %lu files (%llu bytes), %lu directories, %lu "
+                         "symlinks, %lu fifos/devices from the image (%lu sockets skipped)",
+                         m->destination, c.files, c.bytes, c.dirs, c.links, c.nodes,
+                         c.sockets));
     }
   if (move_mount (mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "move_mount onto the destination");
@@ -780,16 +1168,6 @@ mount_desc (const struct kist_mount *m)
   return xstrdup (m->type ? m->type : "(no type)");
 }
 
-/* *s += sep + piece (no separator before the first piece).  Takes piece. */
-static void
-append (char **s, const char *sep, char *piece)
-{
-  char *next = *s ? xasprintf ("%s%s%s", *s, sep, piece) : xstrdup (piece);
-  free (piece);
-  free (*s);
-  *s = next;
-}
-
 int
 kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
@@ -813,7 +1191,6 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       _cleanup_error_ struct kist_error *e = NULL;
       _cleanup_plan_ struct plan p = { 0 };
       _cleanup_free_ char *desc = mount_desc (m);
-      bool fallback = false;
       int ret;
 
       if (m->destination == NULL || m->destination[0] != '/')
@@ -825,7 +1202,7 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
                && (ret = kist_resolve_clean (m->destination, &p.clean, &e)) == 0)
         {
           p.exact = dest_exactness (&p);
-          ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &fallback, &e);
+          ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &e);
         }
 
       if (ret < 0)
@@ -849,11 +1226,13 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
         append (&notes, "; ",
                 xasprintf ("%s: type cgroup mounted as cgroup2 (kist supports cgroup v2 only)",
                            m->destination));
-      if (fallback)
+      if (p.ignored)
         append (&notes, "; ",
-                xasprintf ("%s: sysfs refused in the user namespace (EPERM), rbind of the host "
-                           "/sys instead, as runc does, read-only with every submount",
-                           m->destination));
+                xasprintf ("%s: options %s ignored (filesystem data options mean nothing on a "
+                           "bind mount, tmpcopyup only on a tmpfs; runc ignores them too)",
+                           m->destination, p.ignored));
+      if (p.note)
+        append (&notes, "; ", xstrdup (p.note));
     }
 
   if (n_failed)
