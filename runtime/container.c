@@ -118,7 +118,7 @@ kist_prepare_exec_fds (int preserve_fds, struct kist_error **err)
  * with the error sent on the connection when there is one, so that `start`
  * never waits for nothing. */
 static int
-wait_start (int start_fd)
+wait_start (int start_fd, bool *ack)
 {
   for (;;)
     {
@@ -129,13 +129,16 @@ wait_start (int start_fd)
             continue;
           _exit (KIST_EXIT_FAILURE);
         }
-      char c = 0;
+      char c[2] = { 0, 0 };
       ssize_t n;
       do
-        n = recv (conn, &c, 1, 0);
+        n = recv (conn, c, sizeof c, 0);
       while (n < 0 && errno == EINTR);
-      if (n == 1 && c == KIST_SYNC_START)
-        return conn;
+      if (n >= 1 && c[0] == KIST_SYNC_START)
+        {
+          *ack = n == 2 && c[1] == 'A';
+          return conn;
+        }
       if (n < 0)
         {
           _cleanup_error_ struct kist_error *e = NULL;
@@ -202,7 +205,7 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
     _exit (KIST_EXIT_FAILURE);
   close (fd);
 
-  int conn = wait_start (ctx->start_fd);
+  int conn = wait_start (ctx->start_fd, &ctx->start_ack);
   close (ctx->start_fd);
   ctx->start_fd = -1;
 
@@ -704,6 +707,8 @@ collect_start (int conn, struct kist_report *r, const char *id, kist_start_ready
           ready = true;
           if (on_ready && r)
             on_ready (r, arg);
+          if (on_ready)
+            kist_sync_send (conn, KIST_SYNC_GO, NULL, 0); /* the init may be gone: no error */
           break;
         case KIST_SYNC_ERROR:
           return kist_sync_decode_error (payload, len, err);
@@ -752,7 +757,9 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
       ret = -1;
       goto out;
     }
-  if (kist_sync_send (conn, KIST_SYNC_START, NULL, 0) < 0)
+  /* "A": this client prints the report at READY and acknowledges it, so
+   * that the report comes before the container's own output. */
+  if (kist_sync_send (conn, KIST_SYNC_START, on_ready ? "A" : NULL, on_ready ? 1 : 0) < 0)
     {
       ret = kist_error_make (err, errno, "send start to the container init");
       goto out;

@@ -38,6 +38,8 @@ struct kist_ctx
   int preserve_fds;              /* --preserve-fds N: fds 3..3+N-1 are passed on */
   const char *console_socket;    /* --console-socket */
   bool die_with_parent;          /* kist sandbox: keep PR_SET_PDEATHSIG through exec */
+  bool start_ack;                /* init: the start client prints the report at READY and
+                                    acknowledges it; wait for that before execve */
   const char *pid_file;          /* --pid-file */
   bool detach;
 
