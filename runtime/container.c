@@ -846,7 +846,21 @@ kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_
   enum kist_status status = kist_state_status (&st);
   if (status == KIST_STATUS_STOPPED)
     {
-      ret = kist_error_make (err, ESRCH, "container `%s` is not running (it is stopped)", id);
+      /* As runc: --all signals whatever is left in the scope (usually
+       * nothing) and succeeds.  Unlike runc 1.1 ("container not running"),
+       * SIGKILL succeeds too: containerd sends `kill ID 9` at teardown also
+       * to stopped containers and expects success; the init is gone, which
+       * is what SIGKILL asks for.  Other signals fail, as with runc. */
+      if (all && st.cgroup_path && access (st.cgroup_path, F_OK) == 0)
+        ret = signal_cgroup (st.cgroup_path, sig, err);
+      else if (all || sig == SIGKILL)
+        ret = 0;
+      else
+        ret = kist_error_make (err, ESRCH,
+                               "container `%s` is not running (it is stopped): signal %d was not "
+                               "sent (only SIGKILL or --all succeed on a stopped container); "
+                               "remove it with `kist delete %s`",
+                               id, sig, id);
       goto out;
     }
   if (all && st.cgroup_path)

@@ -66,9 +66,11 @@ expect_eq "kill ID KILL exits 0" 0 "$RC"
 expect_true "state becomes stopped after kill KILL" wait_status "$id" stopped 5
 expect_true "the init is gone after kill KILL" wait_gone "$pid" 5
 
-kc kill2 kill "$id" KILL
-expect_ne "kill of a stopped container fails" 0 "$RC"
-expect_ne "kill of a stopped container prints an error" "" "$ERR"
+# SIGKILL of a stopped container succeeds (containerd's teardown; see
+# t_killdelete.sh); any other signal fails, as with runc.
+kc kill2 kill "$id" TERM
+expect_ne "kill TERM of a stopped container fails" 0 "$RC"
+expect_ne "kill TERM of a stopped container prints an error" "" "$ERR"
 
 kc del_stopped delete "$id"
 expect_eq "delete of a stopped container exits 0" 0 "$RC"
