@@ -25,7 +25,8 @@ str_array (yajl_gen g, const char *key, const char *const *v)
 int
 kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const char *const hooks[] = { NULL };
+  static const char *const hooks[] = { "prestart", "createRuntime", "createContainer",
+                                       "startContainer", "poststart", "poststop", NULL };
   static const char *const mount_options[] = {
     "ro", "rw", "suid", "nosuid", "dev", "nodev", "exec", "noexec", "async", "atime", "noatime",
     "relatime", "norelatime", "strictatime", "nostrictatime", "diratime", "nodiratime",

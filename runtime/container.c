@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "hooks.h"
 #include "json.h"
 #include "log.h"
 #include "cgroup.h"
@@ -67,6 +68,8 @@ static const kist_layer_fn init_layers[] = {
   kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
   kist_mounts_apply,    /* mounts */
   kist_dev_apply,       /* dev */
+  kist_hooks_create_apply, /* hooks.prestart, hooks.createRuntime (run by the parent),
+                              hooks.createContainer */
   kist_rootfs_pivot,    /* rootfs.pivot_root */
   kist_uts_apply,       /* hostname, domainname */
   kist_sysctl_apply,    /* sysctl */
@@ -216,7 +219,8 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
   ctx->sync_fd = conn;
   struct kist_report *rs = kist_report_new (ctx->id, operation, allow_degraded);
   size_t rs_sent = 0;
-  if (kist_process_exec (ctx, rs, &rs_sent, &err) < 0)
+  if (kist_hooks_start_container (ctx, rs, &err) < 0
+      || kist_process_exec (ctx, rs, &rs_sent, &err) < 0)
     {
       kist_sync_send_layers (conn, rs, rs_sent, &rs_sent);
       init_fail (conn, err);
@@ -338,6 +342,10 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
           break;
         case KIST_SYNC_ERROR:
           return kist_sync_decode_error (payload, len, err);
+        case KIST_SYNC_GO: /* the init waits before pivot_root: prestart, createRuntime */
+          if (kist_hooks_parent_create (ctx, r, err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_READY:
           return 0;
         default:
@@ -346,8 +354,8 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
     }
 }
 
-static char *
-annotations_json (const struct kist_spec *s)
+char *
+kist_annotations_json (const struct kist_spec *s)
 {
   _cleanup_yajl_gen_ yajl_gen gen = kist_json_gen_new (false, false);
   yajl_gen_map_open (gen);
@@ -488,6 +496,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
 
   r = kist_report_new (o->id, o->operation, o->allow_degraded);
   *report = r;
+  if ((ret = kist_hooks_store (&ctx, err)) < 0)
+    goto fail;
 
   if ((ret = kist_unsupported_apply (&ctx, r, err)) < 0)
     goto fail;
@@ -594,7 +604,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   /* Ready.  Record the state, the report, the pid file. */
   struct kist_state st = intent;
   st.creating = false;
-  st.annotations_json = annotations = annotations_json (spec);
+  st.annotations_json = annotations = kist_annotations_json (spec);
   if ((ret = kist_state_write (state_dirfd, &st, err)) < 0)
     goto fail;
   if ((ret = store_report (state_dirfd, r, err)) < 0)
@@ -650,6 +660,7 @@ fail:
           state_created = false;
         }
     }
+  kist_hooks_create_failed (&ctx, r); /* a failed hook: poststop after the destroy */
   if (r && !report_written)
     {
       /* The report says what was applied and what failed; write it anyway. */
@@ -765,14 +776,30 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
       goto out;
     }
   ret = collect_start (conn, r, id, on_ready, arg, err);
+  if (r && ret == 0)
+    kist_report_applied (r, "exec", NULL,
+                         "execve of process.args[0] succeeded (seen by the parent)");
+  if (ret == 0)
+    {
+      _cleanup_hooks_ struct kist_hooks *hooks = kist_hooks_load (dirfd, id);
+      kist_hooks_poststart (hooks, &st, r); /* after the exec, before start returns */
+    }
   if (r)
     {
-      if (ret == 0)
-        kist_report_applied (r, "exec", NULL,
-                             "execve of process.args[0] succeeded (seen by the parent)");
       _cleanup_error_ struct kist_error *e2 = NULL;
       if (store_report (dirfd, r, &e2) < 0)
         kist_log_warn ("%s", e2->msg);
+    }
+  if (ret < 0 && kist_hooks_failed (r, KIST_HOOK_START_CONTAINER))
+    {
+      /* runtime.md step 7: stop the container, then destroy it and run
+       * poststop (steps 12, 13), as delete --force does (it needs the lock). */
+      _cleanup_error_ struct kist_error *derr = NULL;
+      close (dirfd);
+      dirfd = -1;
+      if (kist_container_delete (rootfd, id, true, &derr) < 0)
+        kist_log_error ("remove container `%s` after its failed startContainer hook: %s", id,
+                        derr->msg);
     }
   if (ret < 0)
     goto out;
@@ -906,6 +933,7 @@ int
 kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err)
 {
   _cleanup_close_ int dirfd = -1;
+  _cleanup_hooks_ struct kist_hooks *hooks = NULL;
   struct kist_state st = { 0 };
   int ret;
   if (kist_id_validate (id, err) < 0)
@@ -969,6 +997,7 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
       ret = kist_state_remove (rootfd, id, err);
       goto out;
     }
+  hooks = kist_hooks_load (dirfd, id); /* poststop, stored by create */
   enum kist_status status = st.pid > 0 ? kist_state_status (&st) : KIST_STATUS_STOPPED;
   if (status != KIST_STATUS_STOPPED)
     {
@@ -1008,6 +1037,8 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
   /* Remove while holding the lock: a concurrent command waiting for it then
    * finds the directory gone (st_nlink 0) instead of a half-removed one. */
   ret = kist_state_remove (rootfd, id, err);
+  if (ret == 0)
+    kist_hooks_poststop (hooks, &st); /* the container is gone; delete has not returned */
 out:
   kist_state_clear (&st);
   return ret;

@@ -181,6 +181,8 @@ int kist_wait_status (pid_t pid, int timeout_ms, struct kist_error **err);
 /* In a process about to execve: keep fds 3..3+preserve_fds-1 open across
  * exec, mark everything above close-on-exec. */
 int kist_prepare_exec_fds (int preserve_fds, struct kist_error **err);
+/* The config's annotations as a JSON object (state.json; the hooks' state). */
+char *kist_annotations_json (const struct kist_spec *s);
 /* --pid-file: the pid in decimal, written atomically. */
 int kist_write_pid_file (const char *file, pid_t pid, struct kist_error **err);
 

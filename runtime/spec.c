@@ -1177,6 +1177,35 @@ kist_spec_parse (const char *json, size_t len, struct kist_spec **out, struct ki
   return 0;
 }
 
+/* The hooks object alone (the state dir's hooks.json, written at create for
+ * start and delete): the same checks as config.json's hooks, the same paths
+ * in messages ("DOC: hooks.poststop[0].path: ..."). */
+int
+kist_hooks_parse (const char *json, size_t len, const char *doc, struct kist_hooks **out,
+                  struct kist_error **err)
+{
+  _cleanup_yajl_ yajl_val tree = NULL;
+  _cleanup_free_ char *prefix = xasprintf ("%s: ", doc);
+  int r = parse_tree (json, len, prefix, &tree, err);
+  if (r < 0)
+    return r;
+  if (!YAJL_IS_OBJECT (tree))
+    return kist_error_make (err, 0, "%s: expected a JSON object (the hooks of config.json)", doc);
+  struct kist_hooks *h = xcalloc (1, sizeof *h);
+  struct jpath p = { .doc = prefix };
+  size_t m = jp_key (&p, "hooks");
+  r = parse_hooks (&p, tree, h, err);
+  jp_pop (&p, m);
+  free (p.buf);
+  if (r < 0)
+    {
+      kist_hooks_free (h);
+      return r;
+    }
+  *out = h;
+  return 0;
+}
+
 int
 kist_spec_load (int bundle_dirfd, struct kist_spec **out, struct kist_error **err)
 {
@@ -1275,6 +1304,20 @@ hooks_free (struct kist_hook *h, size_t n)
   free (h);
 }
 
+void
+kist_hooks_free (struct kist_hooks *h)
+{
+  if (h == NULL)
+    return;
+  hooks_free (h->prestart, h->n_prestart);
+  hooks_free (h->create_runtime, h->n_create_runtime);
+  hooks_free (h->create_container, h->n_create_container);
+  hooks_free (h->start_container, h->n_start_container);
+  hooks_free (h->poststart, h->n_poststart);
+  hooks_free (h->poststop, h->n_poststop);
+  free (h);
+}
+
 static void
 linux_free (struct kist_linux *l)
 {
@@ -1320,16 +1363,7 @@ kist_spec_free (struct kist_spec *s)
   free (s->mounts);
   kist_process_free (s->process);
   linux_free (s->linux_);
-  if (s->hooks)
-    {
-      hooks_free (s->hooks->prestart, s->hooks->n_prestart);
-      hooks_free (s->hooks->create_runtime, s->hooks->n_create_runtime);
-      hooks_free (s->hooks->create_container, s->hooks->n_create_container);
-      hooks_free (s->hooks->start_container, s->hooks->n_start_container);
-      hooks_free (s->hooks->poststart, s->hooks->n_poststart);
-      hooks_free (s->hooks->poststop, s->hooks->n_poststop);
-      free (s->hooks);
-    }
+  kist_hooks_free (s->hooks);
   for (size_t i = 0; i < s->n_annotations; i++)
     {
       free (s->annotations[i].key);

@@ -138,6 +138,18 @@ struct kist_hooks
       n_poststop;
 };
 
+/* A hooks object alone (the state dir's copy; doc names it in messages). */
+int kist_hooks_parse (const char *json, size_t len, const char *doc, struct kist_hooks **out,
+                      struct kist_error **err);
+void kist_hooks_free (struct kist_hooks *h);
+static inline void
+kist_hooks_freep (struct kist_hooks **h)
+{
+  kist_hooks_free (*h);
+  *h = NULL;
+}
+#define _cleanup_hooks_ __attribute__ ((cleanup (kist_hooks_freep)))
+
 struct kist_annotation
 {
   char *key, *value;

@@ -11,18 +11,21 @@ EXPECTED_LAYERS="idmap.uid idmap.gid namespace.user namespace.mount namespace.pi
   namespace.uts namespace.ipc namespace.cgroup namespace.time rootfs.propagation rootfs.bind mounts dev
   rootfs.pivot_root hostname domainname sysctl network.loopback masked_paths readonly_paths
   rootfs.readonly rlimit.RLIMIT_NOFILE oom_score_adj cwd environment user capabilities
-  no_new_privileges seccomp apparmor selinux hooks cgroup"
+  no_new_privileges seccomp apparmor selinux hooks.prestart hooks.createRuntime hooks.createContainer
+  cgroup"
 NOT_REQUESTED="idmap.uid idmap.gid namespace.user namespace.time domainname sysctl oom_score_adj
-  seccomp apparmor selinux hooks cgroup"
+  seccomp apparmor selinux hooks.prestart hooks.createRuntime hooks.createContainer cgroup"
 REQUESTED="namespace.mount namespace.pid namespace.net namespace.uts namespace.ipc namespace.cgroup
   rootfs.bind mounts dev rootfs.pivot_root hostname network.loopback masked_paths readonly_paths
   rootfs.readonly rlimit.RLIMIT_NOFILE cwd environment user capabilities no_new_privileges"
-VOCAB='^(idmap\.(uid|gid)|namespace\.(user|mount|pid|net|uts|ipc|cgroup|time)|rootfs\.(propagation|bind|pivot_root|readonly)|mounts|dev|hostname|domainname|sysctl|network\.[a-z_]+|masked_paths|readonly_paths|rlimit\.RLIMIT_[A-Z]+|oom_score_adj|cwd|environment|user|capabilities|no_new_privileges|session|seccomp|apparmor|selinux|hooks|cgroup(\.[a-z_.]+)?|exec|terminal|io_priority|scheduler|exec_cpu_affinity|intel_rdt|personality|memory_policy)$'
+VOCAB='^(idmap\.(uid|gid)|namespace\.(user|mount|pid|net|uts|ipc|cgroup|time)|rootfs\.(propagation|bind|pivot_root|readonly)|mounts|dev|hostname|domainname|sysctl|network\.[a-z_]+|masked_paths|readonly_paths|rlimit\.RLIMIT_[A-Z]+|oom_score_adj|cwd|environment|user|capabilities|no_new_privileges|session|seccomp|apparmor|selinux|hooks\.(prestart|createRuntime|createContainer|startContainer|poststart|poststop)|cgroup(\.[a-z_.]+)?|exec|terminal|io_priority|scheduler|exec_cpu_affinity|intel_rdt|personality|memory_policy)$'
 # Orders any implementation must respect: A before B.
 ORDER="namespace.mount:rootfs.propagation rootfs.propagation:rootfs.bind rootfs.bind:mounts
   mounts:rootfs.pivot_root rootfs.bind:rootfs.pivot_root mounts:masked_paths mounts:readonly_paths
   mounts:rootfs.readonly namespace.uts:hostname namespace.net:network.loopback
-  capabilities:exec no_new_privileges:exec user:exec environment:exec cwd:exec seccomp:exec"
+  capabilities:exec no_new_privileges:exec user:exec environment:exec cwd:exec seccomp:exec
+  dev:hooks.prestart hooks.prestart:hooks.createRuntime hooks.createRuntime:hooks.createContainer
+  hooks.createContainer:rootfs.pivot_root hooks.startContainer:exec exec:hooks.poststart"
 
 # check_report NAME FILE ID OPERATION: the structure of a report of the
 # default config.
@@ -90,8 +93,10 @@ check_report ()
     ib=$(grep -nE '^rootfs\.' <<< "$names" | head -n 1 | cut -d: -f1)
     [ -n "$ib" ] && [ "$ia" -ge "$ib" ] && bad+="$l after the first rootfs.*; "
   done
-  if grep -qx exec <<< "$names" && [ "$(tail -n 1 <<< "$names")" != exec ]; then
-    bad+="exec is not the last layer; "
+  # (The poststart hooks run after the exec: only hooks.poststart may follow it.)
+  if grep -qx exec <<< "$names" \
+    && [ "$(grep -vx hooks.poststart <<< "$names" | tail -n 1)" != exec ]; then
+    bad+="exec is not the last layer (but hooks.poststart); "
   fi
   expect_eq "$name: layers are listed in the order they were applied" "" "$bad"
   expect_eq "$name: confinement.applied is true" true "$(jget "$f" confinement.applied)"
@@ -205,7 +210,8 @@ kc repkeep report "$id"
 printf '%s\n' "$OUT" > "$T/keep.json"
 expect_eq "stored report after run: operation run" run "$(jget "$T/keep.json" operation)"
 expect_eq "stored report after run: exec recorded as applied" true "$(layer_field "$T/keep.json" exec applied)"
-expect_eq "stored report after run: exec is the last layer" exec "$(layer_names "$T/keep.json" | tail -n 1)"
+expect_eq "stored report after run: exec is the last layer, then hooks.poststart" \
+  "exec hooks.poststart " "$(layer_names "$T/keep.json" | tail -n 2 | tr '\n' ' ')"
 expect_eq "the kept container is stopped" stopped "$(state_field "$id" status)"
 kc delkeep delete "$id"
 expect_eq "delete of the kept, stopped container exits 0" 0 "$RC"
