@@ -85,8 +85,11 @@ main (int argc, char **argv)
                 fprintf (log, "MEM %s %d\n", after, (int) p);
               close (m);
             }
-          if (ptrace (PTRACE_ATTACH, p, 0, 0) == 0)
+          /* PTRACE_SEIZE + INTERRUPT, not PTRACE_ATTACH: no SIGSTOP is sent,
+           * which could leave the process group-stopped after the detach. */
+          if (ptrace (PTRACE_SEIZE, p, 0, 0) == 0)
             {
+              ptrace (PTRACE_INTERRUPT, p, 0, 0);
               waitpid (p, NULL, __WALL);
               comm_of (p, after, sizeof after);
               if (strcmp (after, "kist") == 0)
