@@ -326,14 +326,9 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
       switch (type)
         {
         case KIST_SYNC_LAYER:
-          {
-            struct kist_layer l;
-            if (kist_layer_decode (payload, len, &l) < 0)
-              return kist_error_make (err, EPROTO, "malformed report entry from the container init");
-            kist_report_add (r, &l);
-            kist_layer_clear (&l);
-            break;
-          }
+          if (kist_sync_add_layer (r, payload, len, "the container init", err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_SECCOMP_FD:
           if (passed_fd < 0)
             return kist_error_make (err, EPROTO, "the container init sent no seccomp listener fd");
@@ -705,15 +700,9 @@ collect_start (int conn, struct kist_report *r, const char *id, kist_start_ready
       switch (type)
         {
         case KIST_SYNC_LAYER:
-          {
-            struct kist_layer l;
-            if (kist_layer_decode (payload, len, &l) < 0)
-              return kist_error_make (err, EPROTO, "malformed report entry from the container init");
-            if (r)
-              kist_report_add (r, &l);
-            kist_layer_clear (&l);
-            break;
-          }
+          if (kist_sync_add_layer (r, payload, len, "the container init", err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_READY:
           ready = true;
           if (on_ready && r)

@@ -516,14 +516,9 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
       switch (type)
         {
         case KIST_SYNC_LAYER:
-          {
-            struct kist_layer l;
-            if (kist_layer_decode (payload, len, &l) < 0)
-              return kist_error_make (err, EPROTO, "malformed report entry from the exec helper");
-            kist_report_add (r, &l);
-            kist_layer_clear (&l);
-            break;
-          }
+          if (kist_sync_add_layer (r, payload, len, "the exec helper", err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_SECCOMP_FD:
           if (passed < 0)
             return kist_error_make (err, EPROTO, "the exec helper sent no seccomp listener fd");

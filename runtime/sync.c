@@ -347,3 +347,16 @@ kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
     }
   return ret;
 }
+
+int
+kist_sync_add_layer (struct kist_report *r, const char *payload, size_t len, const char *from,
+                     struct kist_error **err)
+{
+  struct kist_layer l;
+  if (kist_layer_decode (payload, len, &l) < 0)
+    return kist_error_make (err, EPROTO, "malformed report entry from %s", from);
+  if (r)
+    kist_report_add (r, &l);
+  kist_layer_clear (&l);
+  return 0;
+}
