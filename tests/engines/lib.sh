@@ -40,7 +40,7 @@
 #                     NAME KEYS...: tmux send-keys.  eng_tmux_resize NAME
 #                     COLS ROWS.  eng_tmux_done NAME [SECONDS]: wait for CMD
 #                     to end, prints its status (the pane stays readable).
-#                     The tmux server is killed at exit.
+#                     eng_tmux_stop: kill the tmux server (also done at exit).
 #   eng_wait_gone_matching STR [SECONDS]  wait until no process's argv
 #                     contains STR; prints the pids still there on timeout.
 #   eng_umount_under DIR  unmount (lazily, deepest first) every mount below
@@ -97,7 +97,7 @@ test_cleanup ()
     kill -TERM "$p" 2> /dev/null
     wait_gone "$p" 10 || kill -KILL "$p" 2> /dev/null
   done
-  [ -n "${ENG_TMUX_USED:-}" ] && _eng_tmux kill-server > /dev/null 2>&1
+  eng_tmux_stop
   if [ -n "${ENG_CGROUP:-}" ] && [ -d "/sys/fs/cgroup$ENG_CGROUP" ]; then
     local left
     left=$(eng_cgroup_remove "/sys/fs/cgroup$ENG_CGROUP")
@@ -313,9 +313,21 @@ eng_tmux_start ()
   ENG_TMUX_USED=1
   rm -f "$T/$name.rc"
   printf '%s\n' "$cmd" > "$T/$name.tmux-cmd"
+  # (No `set-option -g window-size`: tmux 3.3a's server dies at the next
+  # new-session after it; resize-window alone makes the size manual.)
   _eng_tmux new-session -d -s "$name" -x "$cols" -y "$rows" \
-    "bash $(printf '%q' "$T/$name.tmux-cmd"); echo \$? > $(printf '%q' "$T/$name.rc"); sleep 3600" \
-    && _eng_tmux set-option -t "$name" -g window-size manual > /dev/null 2>&1
+    "bash $(printf '%q' "$T/$name.tmux-cmd"); echo \$? > $(printf '%q' "$T/$name.rc"); sleep 3600"
+}
+
+eng_tmux_stop ()
+{
+  local pid
+  [ -n "${ENG_TMUX_USED:-}" ] || return 0
+  pid=$(_eng_tmux display-message -p '#{pid}' 2> /dev/null)
+  _eng_tmux kill-server > /dev/null 2>&1
+  [ -n "$pid" ] && ! wait_gone "$pid" 5 && kill -KILL "$pid" 2> /dev/null
+  ENG_TMUX_USED=
+  return 0
 }
 
 eng_tmux_screen ()
