@@ -1357,25 +1357,60 @@ apply_write (int scope_fd, const char *scope_abs, const char *mount,
   return 0;
 }
 
+/* Is kist root in the initial user namespace (uid_map "0 0 4294967295")?
+ * Only then can it load a device program (CAP_SYS_ADMIN or CAP_BPF there). */
+static bool
+host_root (void)
+{
+  if (geteuid () != 0)
+    return false;
+  _cleanup_free_ char *map = read_small (AT_FDCWD, "/proc/self/uid_map");
+  unsigned long long in = 1, out = 1, len = 0;
+  return map && sscanf (map, "%llu %llu %llu", &in, &out, &len) == 3 && in == 0 && out == 0
+         && len == 4294967295ull;
+}
+
+/* The device program: the configured rules (none when defaults_only) and
+ * runc's default rules after them.  Without linux.resources.devices kist
+ * installs the defaults alone, as runc does: a container with CAP_MKNOD
+ * may mknod any node but opens only the default devices (a host disk's
+ * node is EPERM).  Where kist cannot load a program (rootless, or root in
+ * a user namespace: no CAP_SYS_ADMIN in the initial one), runc ignores
+ * device cgroup errors; so does kist for the defaults (recorded as not
+ * requested, with the reason; the container's user namespace keeps it
+ * from making device nodes).  Configured rules that cannot be installed
+ * fail as any requested limit. */
 static int
-apply_devices (int scope_fd, const struct kist_cgroup_plan *p, struct kist_report *r,
-               struct kist_error **err)
+apply_devices (int scope_fd, const struct kist_cgroup_plan *p, bool defaults_only,
+               struct kist_report *r, struct kist_error **err)
 {
   _cleanup_free_ struct bpf_insn *insns = NULL;
   _cleanup_free_ char *detail = NULL;
-  _cleanup_free_ char *req = xasprintf ("%zu rules", p->n_dev);
+  _cleanup_free_ char *req = defaults_only ? xstrdup ("default") : xasprintf ("%zu rules", p->n_dev);
+  const char *what = defaults_only ? "runc's default device rules (no linux.resources.devices)"
+                                   : "linux.resources.devices";
   size_t n = 0;
   struct kist_error *e = NULL;
 
-  if (kist_cgroup_dev_program (p->dev, p->n_dev, &insns, &n, err) < 0)
+  if (kist_cgroup_dev_program (defaults_only ? NULL : p->dev, defaults_only ? 0 : p->n_dev, &insns,
+                               &n, err)
+      < 0)
     return -1;
   if (kist_cgroup_dev_attach (scope_fd, insns, n, &detail, &e) < 0)
     {
       int errnum = e && e->errnum ? e->errnum : EIO;
       _cleanup_free_ char *msg = xstrdup (e && e->msg ? e->msg : "attach failed");
       kist_error_free (e);
-      return kist_report_failed (r, "cgroup.devices", req, errnum, err,
-                                 "linux.resources.devices: %s", msg);
+      if (defaults_only && (errnum == EPERM || errnum == EACCES) && !host_root ())
+        {
+          kist_report_skip (r, "cgroup.devices",
+                            "not requested; %s not installed: %s (kist is not root in the "
+                            "initial user namespace; as runc, rootless containers get no device "
+                            "cgroup)",
+                            what, msg);
+          return 0;
+        }
+      return kist_report_failed (r, "cgroup.devices", req, errnum, err, "%s: %s", what, msg);
     }
   kist_report_applied (r, "cgroup.devices", req, "%s", detail);
   return 0;
@@ -1404,7 +1439,7 @@ apply_plan (int scope_fd, const char *scope_abs, const char *mount,
   for (size_t i = 0; i < p->n; i++)
     if (apply_write (scope_fd, scope_abs, mount, &p->w[i], st, scope_ctl, r, err) < 0)
       return -1;
-  if (p->has_devices && apply_devices (scope_fd, p, r, err) < 0)
+  if (p->has_devices && apply_devices (scope_fd, p, false, r, err) < 0)
     return -1;
   return 0;
 }
@@ -1523,7 +1558,8 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
     kist_report_skip (r, "cgroup", "not requested; kist's default scope %s (%s), for freeze and kill",
                       abs, created ? "created" : "existing, empty");
 
-  if (apply_plan (scope_fd, abs, mount, plan, &st, r, err) < 0)
+  if (apply_plan (scope_fd, abs, mount, plan, &st, r, err) < 0
+      || (!plan->has_devices && apply_devices (scope_fd, plan, true, r, err) < 0))
     {
       ctl_state_clear (&st);
       close (steal_fd (&scope_fd));

@@ -23,6 +23,12 @@
 #   - the report's cgroup.devices detail says the defaults were appended and
 #     that the kernel's copy of the program was read back; the rule list of
 #     `kist update` gets the defaults too;
+#   - without linux.resources.devices (or with "resources": {}) the defaults
+#     are installed alone, as runc does: a root container with CAP_MKNOD may
+#     mknod the host's disk but cannot open it, while /dev/null works;
+#   - a default device also in linux.devices is one node with the config's
+#     mode, as in runc, and /dev/null stays writable under the deny-all
+#     list (runc 1.1 also drops its default rule there and fails);
 #   - runc, on the same bundle, gives the same answer to every probe.
 # A static helper, devprobe (built from the C source below), does each
 # operation and prints its errno name.
@@ -242,6 +248,121 @@ expect_eq "deny-all only: echo > /dev/null works, /dev/zero reads" "null-ok"$'\n
 expect_eq "deny-all only: nothing on stderr (no EPERM)" "" "$ERR"
 nothing_left "the deny-all list alone"
 
+# ---- no linux.resources.devices at all: runc's defaults still apply ---------------
+# A root container without a user namespace, with CAP_MKNOD and no device
+# rules: like runc, kist installs the default rules (mknod of anything,
+# rwm of the default devices only), so a node of the host's disk made inside
+# cannot be opened.  Without the program it opens.  (The same config with
+# "resources": {} and without "resources".)  The disk is the first block
+# device whose node opens on the host (this VM's own policy refuses its
+# root disk even to the host's root: then a loop or zram device), so that
+# an EPERM inside comes from the container's device program.
+DISK=
+for d in $(ls -d /sys/block/* | grep -Ev '/(loop|ram|zram)[0-9]*$') /sys/block/loop0 /sys/block/zram0; do
+  [ -r "$d/dev" ] || continue
+  dev=$(cat "$d/dev")
+  rm -f "$T/hostdisk"
+  mknod "$T/hostdisk" b "${dev%%:*}" "${dev#*:}" 2> /dev/null || continue
+  if "$DEVPROBE" read "$T/hostdisk" | grep -q '^read '; then
+    DISK=$dev
+    DISK_NAME=${d##*/}
+    break
+  fi
+done
+rm -f "$T/hostdisk"
+if [ -z "$DISK" ]; then
+  skip "no device rules: a host disk node stays closed" "no block device in /sys/block opens on the host"
+else
+  DEF_PROBES="printf 'disk-mknod: '; /bin/devprobe mknod /dev/kist-disk b ${DISK%%:*} ${DISK#*:};
+    printf 'disk-read: '; /bin/devprobe read /dev/kist-disk;
+    printf 'kmsg-mknod: '; /bin/devprobe mknod /dev/kist-kmsg c 1 11;
+    printf 'kmsg-open: '; /bin/devprobe wopen /dev/kist-kmsg;
+    printf 'null-write: '; /bin/devprobe write /dev/null;
+    printf 'zero-read: '; /bin/devprobe read /dev/zero;
+    printf 'ptmx-open: '; /bin/devprobe open /dev/ptmx;
+    printf 'pty-pair: '; /bin/devprobe pty"
+  DEF_LABELS="disk-mknod disk-read kmsg-mknod kmsg-open null-write zero-read ptmx-open pty-pair"
+  # defbundle NAME LINUX_EXTRA
+  defbundle ()
+  {
+    local b
+    cfg_reset
+    C_CAPS='["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_MKNOD"]'
+    C_ARGS=$(json_arr sh -c "$DEF_PROBES")
+    C_LINUX_EXTRA=$2
+    b=$(mkbundle "$1") || return 1
+    cp "$DEVPROBE" "$b/rootfs/bin/devprobe"
+    printf '%s' "$b"
+  }
+  for variant in none empty; do
+    if [ $variant = none ]; then extra=; else extra=', "resources": {}'; fi
+    B=$(defbundle "def-$variant" "$extra")
+    id=$(new_id "def-$variant")
+    kc "def-$variant" run --report "$T/def-$variant.json" --bundle "$B" "$id"
+    expect_eq "no device rules ($variant): run exits 0" 0 "$RC"
+    eval "DEF_OUT_$variant=\$OUT"
+    expect_eq "no device rules ($variant): mknod of the host disk $DISK_NAME ($DISK) is allowed (b *:* m)" \
+      "mknod ok" "$(result disk-mknod)"
+    expect_eq "no device rules ($variant): the host disk's node cannot be opened (EPERM)" \
+      "open EPERM" "$(result disk-read)"
+    expect_eq "no device rules ($variant): a 1:11 (kmsg) node made inside cannot be opened" \
+      "open EPERM" "$(result kmsg-open)"
+    expect_eq "no device rules ($variant): /dev/null takes a write" "write ok" "$(result null-write)"
+    expect_eq "no device rules ($variant): /dev/zero reads" "read 16" "$(result zero-read)"
+    expect_eq "no device rules ($variant): a pty pair works" "pty ok /dev/pts/N" "$(result pty-pair)"
+    expect_eq "no device rules ($variant): report: cgroup.devices applied" true \
+      "$(layer_field "$T/def-$variant.json" cgroup.devices applied)"
+    expect_eq "no device rules ($variant): report: cgroup.devices requested the defaults" default \
+      "$(layer_field "$T/def-$variant.json" cgroup.devices requested)"
+    expect_contains "no device rules ($variant): report: only runc's default rules, read back" \
+      "$(layer_field "$T/def-$variant.json" cgroup.devices detail)" \
+      "0 configured rules, then runc's 10 default rules"
+  done
+  nothing_left "no device rules"
+fi
+
+# ---- a default device also listed in linux.devices ------------------------------
+# runc dedups its defaults against linux.devices: one node, with the
+# config's mode.  kist does too; the default rule stays (runc 1.1 also drops
+# the default rule of such a device, so under a deny-all list its init fails
+# "reopening /dev/null": kist keeps /dev/null writable, issue #9).
+# dupbundle NAME RESOURCES_DEVICES
+dupbundle ()
+{
+  local b
+  cfg_reset
+  C_ARGS=$(json_arr sh -c "printf 'nodes: '; ls -a /dev | grep -cxE 'null|zero';
+    printf 'null: '; ls -ln /dev/null | awk '{ print \$1, \$3, \$4, \$5, \$6 }';
+    printf 'zero: '; ls -ln /dev/zero | awk '{ print \$1, \$3, \$4, \$5, \$6 }';
+    printf 'null-write: '; /bin/devprobe write /dev/null;
+    printf 'zero-read: '; /bin/devprobe read /dev/zero")
+  C_LINUX_EXTRA=', "devices": [
+      {"path": "/dev/null", "type": "c", "major": 1, "minor": 3, "fileMode": 438, "uid": 0, "gid": 0},
+      {"path": "/dev/zero", "type": "c", "major": 1, "minor": 5, "fileMode": 384, "uid": 0, "gid": 0}],
+    "resources": {"devices": '"$2"'}'
+  b=$(mkbundle "$1") || return 1
+  cp "$DEVPROBE" "$b/rootfs/bin/devprobe"
+  printf '%s' "$b"
+}
+DUP_LABELS="nodes null zero null-write zero-read"
+ALLOW_ALL='[{"allow": true, "access": "rwm"}]'
+for variant in denyall allowall; do
+  if [ $variant = denyall ]; then rules=$PODMAN_RULES; else rules=$ALLOW_ALL; fi
+  B=$(dupbundle "dup-$variant" "$rules")
+  id=$(new_id "dup-$variant")
+  kc "dup-$variant" run --bundle "$B" "$id"
+  expect_eq "/dev/null and /dev/zero also in linux.devices ($variant): run exits 0" 0 "$RC"
+  eval "DUP_OUT_$variant=\$OUT"
+  expect_eq "linux.devices + defaults ($variant): one node each for null and zero" 2 "$(result nodes)"
+  expect_eq "linux.devices + defaults ($variant): /dev/zero has the config's mode 0600" \
+    "crw------- 0 0 1, 5" "$(result zero)"
+  expect_eq "linux.devices + defaults ($variant): /dev/null is crw-rw-rw- 1, 3" \
+    "crw-rw-rw- 0 0 1, 3" "$(result null)"
+  expect_eq "linux.devices + defaults ($variant): /dev/null takes a write" "write ok" "$(result null-write)"
+  expect_eq "linux.devices + defaults ($variant): /dev/zero reads" "read 16" "$(result zero-read)"
+done
+nothing_left "default devices also in linux.devices"
+
 # ---- podman's deny-all rule list, every probe -------------------------------------
 B=$(dbundle podman "$PODMAN_RULES")
 id=$(new_id podman)
@@ -373,6 +494,41 @@ for tag in podman rules; do
     label=${p%%|*}
     expect_eq "$tag: kist and runc agree on $label" "$(result "$label" "$OUT")" \
       "$(result "$label" "$kout")"
+  done
+done
+if [ -n "$DISK" ]; then
+  for variant in none empty; do
+    if [ $variant = none ]; then extra=; else extra=', "resources": {}'; fi
+    B=$(defbundle "runc-def-$variant" "$extra")
+    runc_run "def-$variant" "$B"
+    if [ "$RC" != 0 ]; then
+      fail "runc run of the no-device-rules ($variant) bundle exits 0" "rc=$RC" "$(tail -c 1500 "$LAST.err")"
+      continue
+    fi
+    eval "kout=\$DEF_OUT_$variant"
+    for label in $DEF_LABELS; do
+      expect_eq "no device rules ($variant): kist and runc agree on $label" "$(result "$label" "$OUT")" \
+        "$(result "$label" "$kout")"
+    done
+  done
+fi
+for variant in allowall denyall; do
+  if [ $variant = denyall ]; then rules=$PODMAN_RULES; else rules=$ALLOW_ALL; fi
+  B=$(dupbundle "runc-dup-$variant" "$rules")
+  runc_run "dup-$variant" "$B"
+  if [ $variant = denyall ] && [ "$RC" != 0 ] && grep -q "reopening /dev/null" "$LAST.err"; then
+    # runc 1.1 drops the default rule of a device listed in linux.devices.
+    ok "linux.devices + defaults (denyall): runc fails reopening /dev/null (kist keeps it writable)"
+    continue
+  fi
+  if [ "$RC" != 0 ]; then
+    fail "runc run of the dup-$variant bundle exits 0" "rc=$RC" "$(tail -c 1500 "$LAST.err")"
+    continue
+  fi
+  eval "kout=\$DUP_OUT_$variant"
+  for label in $DUP_LABELS; do
+    expect_eq "linux.devices + defaults ($variant): kist and runc agree on $label" \
+      "$(result "$label" "$OUT")" "$(result "$label" "$kout")"
   done
 done
 nothing_left "runc on the same bundles"
