@@ -1,16 +1,25 @@
 #!/bin/bash
-# t_killdelete.sh: `kill` in every state as runc 1.1 answers it (issue #9),
-# with the one kept difference: `kill ID 9` of a stopped container exits 0
+# t_killdelete.sh: `kill` and `delete` in every state as runc 1.1 answers
+# them (issue #9): signal 0 (the liveness probe), signal names and numbers,
+# delete of a created container without --force (killed and removed), of a
+# running or paused one (refused, then removed with --force: init, cgroup and
+# state gone), with the one kept difference: `kill ID 9` of a stopped container exits 0
 # (containerd sends it at teardown and expects success; runc says "container
 # not running").  And `state` / `list` answer at once while a create holds the
 # container's lock (they read the intent record: "creating"), the create held
 # by strace delaying its clone of the init.
 . "$(dirname "$0")/lib.sh"
 
-# ---- kill in every state -------------------------------------------------------------
+# ---- kill and delete in every state ---------------------------------------------------
 # The sequence, one "STEP rc" line per call; the same for kist and for runc.
-# Signal 18 (CONT) probes without harm: kist refuses signal 0, runc takes it.
+# Signal 18 (CONT) probes without harm, and so does signal 0 (the liveness
+# probe: it succeeds while the init lives, as with kill(2)).  Signal names
+# and numbers as runc takes them (KILL, SIGKILL, cont, 9).
 #   missing id; created; running; paused; stopped; delete.
+# Then delete in every state, each on a container of its own: created
+# (without --force: runc kills the waiting init and removes it), running and
+# paused (refused without --force, removed with it); after each removal the
+# init, its cgroup and the state are gone ("gone" rows).
 C_ARGS='["sleep", "3141"]'
 B=$(mkbundle kill)
 
@@ -20,28 +29,42 @@ cg2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
 # seq_run RUNTIME_FN ID: prints the table.  RUNTIME_FN ARGS... runs the runtime
 # and prints its exit status; RUNTIME_FN_err holds its last stderr.
+# seq_run RUNTIME ID: RUNTIME_rc ARGS... runs the runtime and prints its exit
+# status; RUNTIME_out ARGS... prints its standard output.
 seq_run ()
 {
-  local r=$1 id=$2 x
+  local r=${1}_rc o=${1}_out id=$2 x
   echo "missing kill 9: $($r kill "$id-none" 9)"
   echo "missing kill --all 9: $($r kill --all "$id-none" 9)"
+  echo "missing kill 0: $($r kill "$id-none" 0)"
   echo "create: $($r create --bundle "$B" "$id")"
   echo "created kill 18: $($r kill "$id" 18)"
   echo "created kill --all 18: $($r kill --all "$id" 18)"
+  echo "created kill 0: $($r kill "$id" 0)"
+  echo "created kill --all 0: $($r kill --all "$id" 0)"
+  echo "created kill CONT: $($r kill "$id" CONT)"
+  echo "created kill SIGCONT: $($r kill "$id" SIGCONT)"
+  echo "created kill cont: $($r kill "$id" cont)"
   echo "created kill BOGUS: $($r kill "$id" BOGUS)"
+  echo "created kill SIGBOGUS: $($r kill "$id" SIGBOGUS)"
+  echo "created kill 65: $($r kill "$id" 65)"
+  echo "created kill -1: $($r kill "$id" -1)"
   echo "start: $($r start "$id")"
   echo "running kill 18: $($r kill "$id" 18)"
   echo "running kill --all 18: $($r kill --all "$id" 18)"
+  echo "running kill 0: $($r kill "$id" 0)"
+  echo "running kill --all 0: $($r kill --all "$id" 0)"
   if [ -n "$CAN_PAUSE" ]; then
     echo "pause: $($r pause "$id")"
     echo "paused kill 18: $($r kill "$id" 18)"
     echo "paused kill --all 18: $($r kill --all "$id" 18)"
+    echo "paused kill 0: $($r kill "$id" 0)"
     echo "paused kill 9: $($r kill "$id" 9)"
   else
     echo "running kill 9: $($r kill "$id" 9)"
   fi
   for x in $(seq 1 100); do
-    [ "$($r state "$id" | grep -c '"stopped"')" = 1 ] && break
+    [ "$($o state "$id" | grep -c '"stopped"')" = 1 ] && break
     sleep 0.05
   done
   echo "stopped kill 9: $($r kill "$id" 9)"
@@ -49,10 +72,64 @@ seq_run ()
   echo "stopped kill 15: $($r kill "$id" 15)"
   echo "stopped kill --all 15: $($r kill --all "$id" 15)"
   echo "stopped kill 18: $($r kill "$id" 18)"
+  echo "stopped kill 0: $($r kill "$id" 0)"
+  echo "stopped kill --all 0: $($r kill --all "$id" 0)"
   echo "delete: $($r delete "$id")"
   echo "deleted kill 9: $($r kill "$id" 9)"
   echo "deleted delete: $($r delete "$id")"
   echo "deleted delete --force: $($r delete --force "$id")"
+
+  # delete in every state, one container each: the init, its cgroup and the
+  # state are gone afterwards.
+  local pid cg
+  # init_of ID: "PID CGROUP" of the init (its cgroup2 path, absolute).
+  init_of ()
+  {
+    local p
+    p=$($o state "$1" | sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p')
+    printf '%s %s' "$p" "$CG2$(sed -n 's/^0:://p' "/proc/$p/cgroup" 2> /dev/null)"
+  }
+  gone ()
+  {
+    local what="" st
+    # (a zombie counts as gone: its parent reaps it)
+    [ -n "$1" ] && [ "$1" != 0 ] \
+      && [ "$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$1/stat" 2> /dev/null | tr -d ZX)" != "" ] \
+      && what+=" init-alive"
+    [ "$2" != "$CG2" ] && [ -d "$2" ] && what+=" cgroup-left"
+    st=$($r state "$3")
+    [ "$st" = 0 ] && what+=" state-left"
+    echo "${what:- all gone}"
+  }
+  echo "create for delete: $($r create --bundle "$B" "$id-dc")"
+  read -r pid cg <<< "$(init_of "$id-dc")"
+  echo "created: init in a cgroup of its own: $([ -n "$pid" ] && [ "$cg" != "$CG2" ] && [ -d "$cg" ] && echo yes)"
+  echo "created delete: $($r delete "$id-dc")"
+  echo "gone after created delete:$(gone "$pid" "$cg" "$id-dc")"
+
+  echo "create for delete --force: $($r create --bundle "$B" "$id-dcf")"
+  read -r pid cg <<< "$(init_of "$id-dcf")"
+  echo "created delete --force: $($r delete --force "$id-dcf")"
+  echo "gone after created delete --force:$(gone "$pid" "$cg" "$id-dcf")"
+
+  echo "create for running delete: $($r create --bundle "$B" "$id-dr")"
+  echo "start for running delete: $($r start "$id-dr")"
+  read -r pid cg <<< "$(init_of "$id-dr")"
+  echo "running delete: $($r delete "$id-dr")"
+  echo "after running delete, still running: $($o state "$id-dr" | grep -c '"running"')"
+  echo "running delete --force: $($r delete --force "$id-dr")"
+  echo "gone after running delete --force:$(gone "$pid" "$cg" "$id-dr")"
+
+  if [ -n "$CAN_PAUSE" ]; then
+    echo "create for paused delete: $($r create --bundle "$B" "$id-dp")"
+    echo "start for paused delete: $($r start "$id-dp")"
+    echo "pause for paused delete: $($r pause "$id-dp")"
+    read -r pid cg <<< "$(init_of "$id-dp")"
+    echo "paused delete: $($r delete "$id-dp")"
+    echo "after paused delete, still paused: $($o state "$id-dp" | grep -c '"paused"')"
+    echo "paused delete --force: $($r delete --force "$id-dp")"
+    echo "gone after paused delete --force:$(gone "$pid" "$cg" "$id-dp")"
+  fi
 }
 
 ERRS=$T/kist.errs
@@ -62,9 +139,14 @@ kist_rc ()
   kist "$@" > /dev/null 2>> "$ERRS"
   echo $?
 }
+kist_out ()
+{
+  kist "$@" 2> /dev/null
+}
+CG2=$cg2
 KID=$(new_id kseq)
-IDS+=("$KID-none")
-kist_table=$(seq_run kist_rc "$KID")
+IDS+=("$KID-none" "$KID-dc" "$KID-dcf" "$KID-dr" "$KID-dp")
+kist_table=$(seq_run kist "$KID")
 
 row ()
 {
@@ -75,6 +157,40 @@ expect_eq "kill --all of a missing id exits 1" 1 "$(row "missing kill --all 9" "
 expect_eq "kill 18 (CONT) of a created container exits 0" 0 "$(row "created kill 18" "$kist_table")"
 expect_eq "kill --all 18 (CONT) of a created container exits 0" 0 "$(row "created kill --all 18" "$kist_table")"
 expect_eq "kill with an unknown signal exits 1" 1 "$(row "created kill BOGUS" "$kist_table")"
+expect_eq "kill with an unknown SIG name exits 1" 1 "$(row "created kill SIGBOGUS" "$kist_table")"
+expect_eq "kill with signal 65 (beyond SIGRTMAX) exits 1" 1 "$(row "created kill 65" "$kist_table")"
+expect_eq "kill with signal -1 exits 1" 1 "$(row "created kill -1" "$kist_table")"
+expect_eq "kill 0 of a missing id exits 1" 1 "$(row "missing kill 0" "$kist_table")"
+expect_eq "kill 0 (liveness probe) of a created container exits 0" 0 "$(row "created kill 0" "$kist_table")"
+expect_eq "kill --all 0 of a created container exits 0" 0 "$(row "created kill --all 0" "$kist_table")"
+for n in CONT SIGCONT cont; do
+  expect_eq "kill $n (a signal name) of a created container exits 0" 0 "$(row "created kill $n" "$kist_table")"
+done
+expect_eq "kill 0 of a running container exits 0" 0 "$(row "running kill 0" "$kist_table")"
+expect_eq "kill --all 0 of a running container exits 0" 0 "$(row "running kill --all 0" "$kist_table")"
+expect_eq "kill 0 of a stopped container exits 1 (as runc: not running)" 1 "$(row "stopped kill 0" "$kist_table")"
+expect_eq "kill --all 0 of a stopped container exits 0 (as runc)" 0 "$(row "stopped kill --all 0" "$kist_table")"
+expect_eq "delete of a created container (no --force) exits 0, as runc" 0 "$(row "created delete" "$kist_table")"
+expect_eq "the created container's init ran in a cgroup of its own" yes \
+  "$(row "created: init in a cgroup of its own" "$kist_table")"
+expect_eq "delete of a created container: init, cgroup and state are gone" "all gone" \
+  "$(row "gone after created delete" "$kist_table")"
+expect_eq "delete --force of a created container exits 0" 0 "$(row "created delete --force" "$kist_table")"
+expect_eq "delete --force of a created container: all gone" "all gone" \
+  "$(row "gone after created delete --force" "$kist_table")"
+expect_eq "delete of a running container without --force exits 1" 1 "$(row "running delete" "$kist_table")"
+expect_eq "the refused delete left it running" 1 "$(row "after running delete, still running" "$kist_table")"
+expect_eq "delete --force of a running container exits 0" 0 "$(row "running delete --force" "$kist_table")"
+expect_eq "delete --force of a running container: all gone" "all gone" \
+  "$(row "gone after running delete --force" "$kist_table")"
+if [ -n "$CAN_PAUSE" ]; then
+  expect_eq "kill 0 of a paused container exits 0" 0 "$(row "paused kill 0" "$kist_table")"
+  expect_eq "delete of a paused container without --force exits 1" 1 "$(row "paused delete" "$kist_table")"
+  expect_eq "the refused delete left it paused" 1 "$(row "after paused delete, still paused" "$kist_table")"
+  expect_eq "delete --force of a paused container exits 0" 0 "$(row "paused delete --force" "$kist_table")"
+  expect_eq "delete --force of a paused container: all gone" "all gone" \
+    "$(row "gone after paused delete --force" "$kist_table")"
+fi
 expect_eq "kill 18 (CONT) of a running container exits 0" 0 "$(row "running kill 18" "$kist_table")"
 expect_eq "kill --all 18 (CONT) of a running container exits 0" 0 "$(row "running kill --all 18" "$kist_table")"
 if [ -n "$CAN_PAUSE" ]; then
@@ -98,6 +214,10 @@ expect_contains "kill of a missing id: the error says it does not exist" "$errs"
 expect_contains "kill 15 of a stopped container: the error says it is not running and how to remove it" \
   "$errs" "is not running (it is stopped): signal 15 was not sent"
 expect_contains "kill with an unknown signal: the error names it" "$errs" "unknown signal \`BOGUS\`"
+expect_contains "kill with an unknown signal: the error says what is accepted" "$errs" \
+  "give a number from 0 to"
+expect_contains "delete of a running container: the error says it is running and how to force it" \
+  "$errs" "container \`$KID-dr\` is running; stop it first or use \`kist delete --force\`"
 
 # The same sequence under runc, in a mount namespace of its own where the
 # host's cgroup2 hierarchy is /sys/fs/cgroup (never the v1 hierarchies).
@@ -108,12 +228,17 @@ runc_rc ()
   runc --root "$RROOT" "$@" > /dev/null 2>> "$T/runc.errs" < /dev/null
   echo $?
 }
+runc_out ()
+{
+  runc --root "$RROOT" "$@" 2> /dev/null < /dev/null
+}
 if command -v runc > /dev/null && [ -n "$cg2" ]; then
-  export -f seq_run runc_rc
+  export -f seq_run runc_rc runc_out
   export B RROOT T CAN_PAUSE
+  # (In runc's view the host's cgroup2 hierarchy is /sys/fs/cgroup.)
   runc_table=$(unshare -m --propagation private bash -c '
       [ "$1" = /sys/fs/cgroup ] || mount --bind "$1" /sys/fs/cgroup || exit 99
-      seq_run runc_rc "$2"' bash "$cg2" "$RID")
+      CG2=/sys/fs/cgroup seq_run runc "$2"' bash "$cg2" "$RID")
   # The one kept difference.
   want=$(sed 's/^stopped kill 9: 0$/stopped kill 9: 1/' <<< "$kist_table")
   expect_eq "kill: kist's exit codes are runc's in every state, but for kill 9 of a stopped container" \
@@ -126,10 +251,13 @@ fi
 test_cleanup ()
 {
   [ -d "$RROOT" ] || return 0
-  unshare -m --propagation private sh -c '
-    [ "$1" = /sys/fs/cgroup ] || mount --bind "$1" /sys/fs/cgroup
-    runc --root "$2" delete --force "$3"' sh "$cg2" "$RROOT" "$RID" > /dev/null 2>&1
-  [ -d "$cg2/$RID" ] && rmdir "$cg2/$RID" 2> /dev/null
+  local x
+  for x in "" -dc -dcf -dr -dp; do
+    unshare -m --propagation private sh -c '
+      [ "$1" = /sys/fs/cgroup ] || mount --bind "$1" /sys/fs/cgroup
+      runc --root "$2" delete --force "$3"' sh "$cg2" "$RROOT" "$RID$x" > /dev/null 2>&1
+    [ -d "$cg2/$RID$x" ] && rmdir "$cg2/$RID$x" 2> /dev/null
+  done
   return 0
 }
 nothing_left "kill in every state"
