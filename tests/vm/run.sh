@@ -11,7 +11,10 @@
 #   2. initramfs (uncompressed newc cpio): busybox-static and its applet
 #      symlinks, KIST_BINARY with the libraries ldd lists and the dynamic
 #      loader, brd.ko (and its deps), a busybox container rootfs with the
-#      static tests/vm/alloc.c, tests/vm/tests.sh and tests/vm/init.sh as /init.
+#      static tests/vm/alloc.c, tests/vm/tests.sh and tests/vm/init.sh as /init;
+#      for tests/vm/engine.sh the host's containerd, containerd-shim-runc-v2
+#      and ctr (with their libraries), a docker-archive image of that rootfs
+#      and a spec for `ctr run --config` (about 85 MiB more, 3 s more boot).
 #   3. qemu -M pc (bzImage) with TCG, 2 CPUs, 1 GiB; console (ttyS0) to a log,
 #      results (ttyS1) to a file; a hard timeout.
 # Prints the VM's results and ends with "N passed, N failed"; exits 0 only if
@@ -20,11 +23,14 @@
 # tail of the console log.
 #
 # Needs (tests/deps.sh installs them): qemu-system-x86, busybox-static, a C
-# compiler with static glibc (build-essential), apt-get/dpkg; network access
+# compiler with static glibc (build-essential), apt-get/dpkg, jq; containerd
+# (apt-get install containerd; without it the engine check fails, saying so);
+# network access
 # to the Debian mirror the first time (the kernel stays in the cache).
 # Environment:
 #   KIST_VM_CACHE     kernel cache dir (default /var/cache/kist-vm)
-#   KIST_VM_TIMEOUT   seconds before qemu is killed (default 300)
+#   KIST_VM_TIMEOUT   seconds before qemu is killed (default 420; the whole
+#                     stage takes about 75 s on an idle machine)
 #   KIST_VM_KEEP=1    keep the temp dir (initramfs, logs) and print its path
 #   KIST_VM_TESTS     run this script in the VM instead of tests/vm/tests.sh
 #                     (same arguments: KIST ROOTFS)
@@ -35,7 +41,7 @@ VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$VM_DIR/../.." && pwd)
 KIST=${1:-$REPO/_build/kist}
 CACHE=${KIST_VM_CACHE:-/var/cache/kist-vm}
-QEMU_TIMEOUT=${KIST_VM_TIMEOUT:-300}
+QEMU_TIMEOUT=${KIST_VM_TIMEOUT:-420}
 # The in-VM limit for tests.sh: leave time for boot and power-off.
 VM_TEST_TIMEOUT=$((QEMU_TIMEOUT > 60 ? QEMU_TIMEOUT - 30 : QEMU_TIMEOUT / 2))
 META=linux-image-cloud-amd64
@@ -195,6 +201,49 @@ bash "$REPO/tests/integration/mkrootfs.sh" "$R/rootfs" > /dev/null || give_up "m
 mkdir -p "$R/rootfs/out"
 cc -static -O2 -Wall -Wextra -o "$R/rootfs/bin/alloc" "$VM_DIR/alloc.c" \
   || give_up "cannot build tests/vm/alloc.c statically (needs libc6-dev)"
+
+# The engine (tests/vm/engine.sh): containerd, its runc shim and ctr with the
+# libraries ldd lists, a docker-archive image of the container rootfs, and
+# ctr's default OCI spec with a pids limit (ctr 1.6 has no pids flag; `ctr
+# run --config FILE` takes the whole spec from FILE, without image or
+# snapshot: the root is the VM's /rootfs, read-only, /out a bind mount of the
+# directory engine.sh puts in place of @OUT@, the command /out/bomb.sh).  What is missing on the host is written to
+# /engine/missing, which the VM reports as a failure.
+mkdir -p "$R/engine"
+eng_missing=
+for b in containerd containerd-shim-runc-v2 ctr; do
+  p=$(command -v "$b") || { eng_missing="$eng_missing $b"; continue; }
+  cp "$p" "$R/usr/bin/$b" || give_up "cannot copy $p"
+  for lib in $(ldd "$p" 2> /dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+    [ -e "$R$lib" ] && continue
+    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib" || give_up "cannot copy $lib (ldd $p)"
+  done
+done
+if [ -n "$eng_missing" ]; then
+  echo "the host has no$eng_missing (apt-get install containerd)" > "$R/engine/missing"
+elif ! command -v jq > /dev/null; then
+  echo "the host has no jq to write the pids spec (apt-get install jq, or run tests/deps.sh)" > "$R/engine/missing"
+else
+  img=$W/image
+  mkdir -p "$img"
+  tar -C "$R/rootfs" --numeric-owner --owner=0 --group=0 --sort=name -cf "$img/layer.tar" . \
+    || give_up "cannot tar the rootfs into the image layer"
+  diff_id=$(sha256sum "$img/layer.tar" | cut -d ' ' -f 1)
+  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}\n' \
+    "$diff_id" > "$img/config.json"
+  echo '[{"Config":"config.json","RepoTags":["localhost/kistvm:latest"],"Layers":["layer.tar"]}]' > "$img/manifest.json"
+  tar -C "$img" --numeric-owner --owner=0 --group=0 -cf "$R/engine/image.tar" manifest.json config.json layer.tar \
+    || give_up "cannot write the docker-archive image"
+  rm -rf "$img"
+  ctr oci spec 2> "$W/ctr-spec.log" \
+    | jq '.root = { "path": "/rootfs", "readonly": true } | .process.args = [ "sh", "/out/bomb.sh" ]
+          | .process.env = [ "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ]
+          | .mounts += [ { "destination": "/out", "type": "bind", "source": "@OUT@", "options": [ "rbind", "rw" ] } ]
+          | .linux.cgroupsPath = "/default/ct-pids" | .linux.resources.pids = { "limit": 20 }' \
+        > "$R/engine/pids-spec.json" && [ -s "$R/engine/pids-spec.json" ] \
+    || { cat "$W/ctr-spec.log"; give_up "cannot write the pids spec with ctr oci spec and jq"; }
+fi
+cp "$VM_DIR/engine.sh" "$R/tests/engine.sh" || give_up "cannot copy engine.sh"
 
 cp "${KIST_VM_TESTS:-$VM_DIR/tests.sh}" "$R/tests/tests.sh" || give_up "cannot copy tests.sh"
 cp "$VM_DIR/init.sh" "$R/init" && chmod 0755 "$R/init" || give_up "cannot copy init.sh"

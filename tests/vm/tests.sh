@@ -481,6 +481,9 @@ echo "   sandbox cpu: nr_throttled $thr, usage ${pct}% of one CPU over $t0..$t1 
 left=$( (ls -d "$CG"/kist/sandbox-* "$STATE"/~sandbox/* 2> /dev/null) | tr '\n' ' ')
 check sb-leftovers "sandbox scopes or dirs left: $left" '[ -z "$left" ]'
 
+# ---- an engine: containerd + ctr with kist as its runtime (tests/vm/engine.sh) --------
+. "$(dirname "$0")/engine.sh"
+
 # ---- nothing left ----------------------------------------------------------------------
 left=$(k list -q 2> /dev/null)
 [ -n "$left" ] || left=$(ls "$STATE" 2> /dev/null | grep -v '^~')
