@@ -32,6 +32,7 @@ cc ()
   ctrc "$@" > "$LAST.out" 2> "$LAST.err" < /dev/null
   RC=$?
   OUT=$(cat "$LAST.out")
+  # shellcheck disable=SC2034
   ERR=$(cat "$LAST.err")
 }
 

@@ -12,9 +12,11 @@
 #                       the config says, ctr its fifos in /run/containerd/fifo,
 #                       dockerd writes /etc/docker/key.json;
 #                     - snapshots of the host's links and iptables rules.
-#   eng_rt_wrapper OUT LOG  an executable for ctr --runc-binary: logs argv to
-#                     LOG, keeps a copy of each create's config.json as
-#                     LOG.config.ID.json, runs $RT "${RT_GLOBAL[@]}" "$@".
+#   eng_rt_wrapper OUT LOG [noglobal]  an executable for ctr --runc-binary
+#                     (or docker's runtime path): logs argv to LOG, keeps a
+#                     copy of each create's config.json as LOG.config.ID.json,
+#                     runs $RT "${RT_GLOBAL[@]}" "$@" (without RT_GLOBAL with
+#                     noglobal: docker adds it from runtimeArgs).
 #                     For a runtime other than kist it first deletes
 #                     linux.resources.cpu from the bundle's config.json: ctr
 #                     always sends cpu.shares, this host's cgroup2 has no cpu
@@ -36,8 +38,9 @@
 #   dockerd_stop      containers removed, the daemon stopped, the bridge gone.
 #   eng_daemons_check_clean WHAT  after the daemons are stopped: no daemon or
 #                     shim of ours, the private /run and /etc/docker
-#                     unmounted, the host's iptables rules unchanged, no
-#                     interface added, then eng_check_clean WHAT.
+#                     unmounted, the host's iptables rules and forwarding
+#                     sysctls unchanged, no interface added, then
+#                     eng_check_clean WHAT.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -80,6 +83,7 @@ eng_daemons_init ()
   eng_on_cleanup _eng_private_undo
   ENG_LINKS_BEFORE=$(_eng_links)
   ENG_IPT_BEFORE=$(_eng_iptables)
+  ENG_SYSCTL_BEFORE=$(_eng_sysctls)
   export DOCKER_CONFIG=$E/docker-client
 }
 
@@ -97,6 +101,15 @@ _eng_links ()
   ip -o link show 2> /dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort
 }
 
+_eng_sysctls ()
+{
+  local f
+  for f in /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding \
+      /proc/sys/net/bridge/bridge-nf-call-iptables; do
+    [ -e "$f" ] && echo "$f $(cat "$f")"
+  done
+}
+
 _eng_iptables ()
 {
   local t
@@ -111,7 +124,7 @@ _eng_iptables ()
 eng_rt_wrapper ()
 {
   local out=$1 log=$2 g=
-  [ ${#RT_GLOBAL[@]} -gt 0 ] && printf -v g '%q ' "${RT_GLOBAL[@]}"
+  [ ${#RT_GLOBAL[@]} -gt 0 ] && [ "${3:-}" != noglobal ] && printf -v g '%q ' "${RT_GLOBAL[@]}"
   local strip=0
   eng_is_kist || strip=1
   cat > "$out" <<EOF
@@ -338,6 +351,7 @@ eng_daemons_check_clean ()
   expect_eq "$what: no daemon, shim or docker-proxy of the test is left" "" "${p:+$(describe_pids $p)}"
   _eng_private_undo
   expect_eq "$what: the host's iptables rules are unchanged" "$ENG_IPT_BEFORE" "$(_eng_iptables)"
+  expect_eq "$what: the host's forwarding sysctls are unchanged" "$ENG_SYSCTL_BEFORE" "$(_eng_sysctls)"
   expect_eq "$what: no network interface is left" "" \
     "$(comm -13 <(printf '%s\n' "$ENG_LINKS_BEFORE") <(_eng_links))"
   eng_check_clean "$what"
