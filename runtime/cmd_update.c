@@ -13,7 +13,8 @@
  * The degradation policy is create's (the global --allow-degraded plus the
  * command's own): a limit that cannot be applied (e.g. its controller is
  * missing) fails the update unless its cgroup.FILE layer may degrade; a
- * degraded one is only warned about. */
+ * degraded one is warned about and stored in report.json as not applied
+ * (with the update's policy), so that `kist report` says what is missing. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -224,19 +225,65 @@ drop_layer (struct kist_report *r, const char *name)
     }
 }
 
-/* The entries the update applied replace the stored ones of the same name
- * (appended: the report lists layers in the order they were applied).
- * Entries that were not applied are not stored: the old value is still in
- * force, and the error (or, degraded, the warning) tells the caller.  The
- * entries are moved, not added with kist_report_add: they were recorded
- * (and logged with --debug) once already, in upd. */
+/* Is tok one of the comma-separated tokens of list? */
+static bool
+has_token (const char *list, const char *tok, size_t len)
+{
+  for (const char *p = list; p && *p;)
+    {
+      const char *c = strchr (p, ',');
+      size_t l = c ? (size_t) (c - p) : strlen (p);
+      if (l == len && strncmp (p, tok, len) == 0)
+        return true;
+      p = c ? c + 1 : NULL;
+    }
+  return false;
+}
+
+/* The stored report's policy gains the update's tokens (an entry that the
+ * update let degrade is then covered by the report's allowDegraded). */
+static void
+merge_policy (struct kist_report *stored, const char *add)
+{
+  for (const char *p = add; p && *p;)
+    {
+      const char *c = strchr (p, ',');
+      size_t l = c ? (size_t) (c - p) : strlen (p);
+      if (l > 0 && !has_token (stored->allow_degraded, p, l))
+        {
+          char *next = stored->allow_degraded && *stored->allow_degraded
+                           ? xasprintf ("%s,%.*s", stored->allow_degraded, (int) l, p)
+                           : xasprintf ("%.*s", (int) l, p);
+          free (stored->allow_degraded);
+          stored->allow_degraded = next;
+        }
+      p = c ? c + 1 : NULL;
+    }
+}
+
+/* Does the update's entry go into the stored report?  Applied ones (now in
+ * force), and requested ones that the policy let degrade: the update
+ * succeeded without them, and the report must say what is not applied.  An
+ * entry whose failure failed the update is left out (the caller got the
+ * error; the stored entry, still in force, stays). */
+static bool
+stored_entry (const struct kist_report *upd, const struct kist_layer *l)
+{
+  return l->applied || (l->requested && kist_report_may_degrade (upd, l->name));
+}
+
+/* The entries of the update replace the stored ones of the same name
+ * (appended: the report lists layers in the order they were applied).  A
+ * degraded entry that replaces an applied one says that the old value is
+ * still in force.  The entries are moved, not added with kist_report_add:
+ * they were recorded (and logged with --debug) once already, in upd. */
 static int
 store_report (int dirfd, const char *id, struct kist_report *upd, struct kist_error **err)
 {
-  size_t n_applied = 0;
+  size_t n_stored = 0;
   for (size_t i = 0; i < upd->n_layers; i++)
-    n_applied += upd->layers[i].applied;
-  if (n_applied == 0)
+    n_stored += stored_entry (upd, &upd->layers[i]);
+  if (n_stored == 0)
     return 0;
   _cleanup_free_ char *json = NULL;
   size_t len = 0;
@@ -255,17 +302,34 @@ store_report (int dirfd, const char *id, struct kist_report *upd, struct kist_er
   else if ((stored = kist_report_from_json (json, len, err)) == NULL)
     return kist_error_wrap (err, "the stored report");
   for (size_t i = 0; i < upd->n_layers; i++)
-    if (upd->layers[i].applied)
-      {
-        drop_layer (stored, upd->layers[i].name);
-        if (stored->n_layers == stored->cap_layers)
-          {
-            stored->cap_layers = stored->cap_layers ? stored->cap_layers * 2 : 32;
-            stored->layers = xrealloc (stored->layers, stored->cap_layers * sizeof *stored->layers);
-          }
-        stored->layers[stored->n_layers++] = upd->layers[i];
-        memset (&upd->layers[i], 0, sizeof upd->layers[i]);
-      }
+    {
+      struct kist_layer *l = &upd->layers[i];
+      if (!stored_entry (upd, l))
+        continue;
+      if (!l->applied)
+        {
+          const struct kist_layer *old = kist_report_find (stored, l->name);
+          if (old && old->applied)
+            {
+              char *reason = xasprintf ("%s; kist update let it degrade: the earlier value (%s) "
+                                        "is still in force",
+                                        l->reason ? l->reason : "not applied",
+                                        old->requested && *old->requested ? old->requested
+                                                                          : "requested");
+              free (l->reason);
+              l->reason = reason;
+            }
+          merge_policy (stored, upd->allow_degraded);
+        }
+      drop_layer (stored, l->name);
+      if (stored->n_layers == stored->cap_layers)
+        {
+          stored->cap_layers = stored->cap_layers ? stored->cap_layers * 2 : 32;
+          stored->layers = xrealloc (stored->layers, stored->cap_layers * sizeof *stored->layers);
+        }
+      stored->layers[stored->n_layers++] = *l;
+      memset (l, 0, sizeof *l);
+    }
   return kist_report_write_at (stored, dirfd, "report.json", 0600, err);
 }
 
