@@ -29,6 +29,9 @@
 #   - a default device also in linux.devices is one node with the config's
 #     mode, as in runc, and /dev/null stays writable under the deny-all
 #     list (runc 1.1 also drops its default rule there and fails);
+#   - rootless (kist as nobody in a delegated cgroup) cannot load a device
+#     program: the defaults are recorded as not requested with the reason and
+#     the run succeeds, as runc ignores device cgroup errors when rootless;
 #   - runc, on the same bundle, gives the same answer to every probe.
 # A static helper, devprobe (built from the C source below), does each
 # operation and prints its errno name.
@@ -48,6 +51,7 @@ _devices_cleanup ()
   for id in "${RUNC_IDS[@]}"; do
     in_cg2_view runc --root "$RUNC_ROOT" delete --force "$id" > /dev/null 2>&1
   done
+  [ -n "${DELEG:-}" ] && rmdir "$DELEG/kist" "$DELEG" 2> /dev/null
   (exit "$rc")
   _cleanup
 }
@@ -454,6 +458,44 @@ expect_contains "the stored report's cgroup.devices entry (from update) has the 
 kc upd_del delete --force "$id"
 expect_eq "delete --force exits 0" 0 "$RC"
 nothing_left "update with the deny-all device list"
+
+# ---- rootless in a delegated cgroup: no device program, and no failure -----------
+# kist as nobody, in a cgroup2 subtree delegated to nobody: its scope is
+# made, but only root in the initial user namespace can load a device
+# program.  As runc ignores device cgroup errors of rootless containers,
+# the defaults are recorded as not requested with the reason, and the run
+# succeeds (the user namespace keeps device nodes from being made).
+if nobody_ok "rootless device defaults in a delegated cgroup"; then
+  DELEG=$CG2/$PREFIX-deleg
+  mkdir "$DELEG" && chown -R "$NOBODY_UID:$NOBODY_GID" "$DELEG"
+  RB=$T/rootless-dev
+  nobody_bundle "$RB"
+  nobody_dir "$XDG" 0700
+  (cd "$RB" && XDG_RUNTIME_DIR=$XDG "${AS_NOBODY[@]}" "$KIST" spec --rootless) > /dev/null 2>&1
+  rootless_config "$RB/config.json" '["sh", "-c", "if echo x > /dev/null; then echo null-ok; fi"]' > "$T/rl.json"
+  cp "$T/rl.json" "$RB/config.json"
+  rid=$(new_id rldev)
+  nobody_dir "$T/rlrep" 0777
+  (cd "$RB" && bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' bash "$DELEG" \
+    env XDG_RUNTIME_DIR="$XDG" timeout -k 5 "$KIST_IT_TIMEOUT" "${AS_NOBODY[@]}" "$KIST" \
+    run --report "$T/rlrep/r.json" "$rid") > "$T/rl.out" 2> "$T/rl.err" < /dev/null
+  RC=$?
+  expect_eq "rootless run in a delegated cgroup exits 0" 0 "$RC"
+  [ "$RC" = 0 ] || cat "$T/rl.err"
+  expect_eq "rootless: /dev/null takes a write" null-ok "$(cat "$T/rl.out")"
+  expect_contains "rootless: the scope was made in the delegated cgroup" \
+    "$(layer_field "$T/rlrep/r.json" cgroup detail)" "$DELEG/"
+  expect_eq "rootless: cgroup.devices is recorded as not requested" false \
+    "$(layer_field "$T/rlrep/r.json" cgroup.devices requested)"
+  expect_contains "rootless: cgroup.devices says why the defaults were not installed" \
+    "$(layer_field "$T/rlrep/r.json" cgroup.devices detail)" \
+    "not installed: BPF_PROG_QUERY on the cgroup (BPF_CGROUP_DEVICE): Operation not permitted"
+  expect_eq "rootless: limits applied (nothing requested failed)" true "$(jget "$T/rlrep/r.json" limits.applied)"
+  rmdir "$DELEG/kist" 2> /dev/null
+  rmdir "$DELEG" 2> /dev/null
+  expect_true "rootless: the delegated cgroup holds nothing afterwards (removed)" test ! -d "$DELEG"
+  nothing_left "rootless device defaults"
+fi
 
 # ---- runc on the same bundles ----------------------------------------------------
 if ! command -v runc > /dev/null; then
