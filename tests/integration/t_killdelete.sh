@@ -45,6 +45,7 @@ seq_run ()
   echo "created kill CONT: $($r kill "$id" CONT)"
   echo "created kill SIGCONT: $($r kill "$id" SIGCONT)"
   echo "created kill cont: $($r kill "$id" cont)"
+  echo "created kill sigcont: $($r kill "$id" sigcont)"
   echo "created kill BOGUS: $($r kill "$id" BOGUS)"
   echo "created kill SIGBOGUS: $($r kill "$id" SIGBOGUS)"
   echo "created kill 65: $($r kill "$id" 65)"
@@ -78,6 +79,21 @@ seq_run ()
   echo "deleted kill 9: $($r kill "$id" 9)"
   echo "deleted delete: $($r delete "$id")"
   echo "deleted delete --force: $($r delete --force "$id")"
+
+  # SIGKILL by name: SIGKILL on a running container, KILL on a created one.
+  echo "create for SIGKILL: $($r create --bundle "$B" "$id-k1")"
+  echo "start for SIGKILL: $($r start "$id-k1")"
+  echo "running kill SIGKILL: $($r kill "$id-k1" SIGKILL)"
+  echo "create for KILL: $($r create --bundle "$B" "$id-k2")"
+  echo "created kill KILL: $($r kill "$id-k2" KILL)"
+  for x in $(seq 1 100); do
+    [ "$($o state "$id-k1" | grep -c '"stopped"')$($o state "$id-k2" | grep -c '"stopped"')" = 11 ] && break
+    sleep 0.05
+  done
+  echo "after SIGKILL, stopped: $($o state "$id-k1" | grep -c '"stopped"')"
+  echo "after KILL, stopped: $($o state "$id-k2" | grep -c '"stopped"')"
+  echo "delete after SIGKILL: $($r delete "$id-k1")"
+  echo "delete after KILL: $($r delete "$id-k2")"
 
   # delete in every state, one container each: the init, its cgroup and the
   # state are gone afterwards.
@@ -145,7 +161,7 @@ kist_out ()
 }
 CG2=$cg2
 KID=$(new_id kseq)
-IDS+=("$KID-none" "$KID-dc" "$KID-dcf" "$KID-dr" "$KID-dp")
+IDS+=("$KID-none" "$KID-dc" "$KID-dcf" "$KID-dr" "$KID-dp" "$KID-k1" "$KID-k2")
 kist_table=$(seq_run kist "$KID")
 
 row ()
@@ -163,13 +179,19 @@ expect_eq "kill with signal -1 exits 1" 1 "$(row "created kill -1" "$kist_table"
 expect_eq "kill 0 of a missing id exits 1" 1 "$(row "missing kill 0" "$kist_table")"
 expect_eq "kill 0 (liveness probe) of a created container exits 0" 0 "$(row "created kill 0" "$kist_table")"
 expect_eq "kill --all 0 of a created container exits 0" 0 "$(row "created kill --all 0" "$kist_table")"
-for n in CONT SIGCONT cont; do
+for n in CONT SIGCONT cont sigcont; do
   expect_eq "kill $n (a signal name) of a created container exits 0" 0 "$(row "created kill $n" "$kist_table")"
 done
 expect_eq "kill 0 of a running container exits 0" 0 "$(row "running kill 0" "$kist_table")"
 expect_eq "kill --all 0 of a running container exits 0" 0 "$(row "running kill --all 0" "$kist_table")"
 expect_eq "kill 0 of a stopped container exits 1 (as runc: not running)" 1 "$(row "stopped kill 0" "$kist_table")"
 expect_eq "kill --all 0 of a stopped container exits 0 (as runc)" 0 "$(row "stopped kill --all 0" "$kist_table")"
+expect_eq "kill SIGKILL (by name) of a running container exits 0" 0 "$(row "running kill SIGKILL" "$kist_table")"
+expect_eq "kill KILL (by name) of a created container exits 0" 0 "$(row "created kill KILL" "$kist_table")"
+expect_eq "after kill SIGKILL the container is stopped" 1 "$(row "after SIGKILL, stopped" "$kist_table")"
+expect_eq "after kill KILL the container is stopped" 1 "$(row "after KILL, stopped" "$kist_table")"
+expect_eq "delete after kill SIGKILL exits 0" 0 "$(row "delete after SIGKILL" "$kist_table")"
+expect_eq "delete after kill KILL exits 0" 0 "$(row "delete after KILL" "$kist_table")"
 expect_eq "delete of a created container (no --force) exits 0, as runc" 0 "$(row "created delete" "$kist_table")"
 expect_eq "the created container's init ran in a cgroup of its own" yes \
   "$(row "created: init in a cgroup of its own" "$kist_table")"
@@ -252,7 +274,7 @@ test_cleanup ()
 {
   [ -d "$RROOT" ] || return 0
   local x
-  for x in "" -dc -dcf -dr -dp; do
+  for x in "" -dc -dcf -dr -dp -k1 -k2; do
     unshare -m --propagation private sh -c '
       [ "$1" = /sys/fs/cgroup ] || mount --bind "$1" /sys/fs/cgroup
       runc --root "$2" delete --force "$3"' sh "$cg2" "$RROOT" "$RID$x" > /dev/null 2>&1
