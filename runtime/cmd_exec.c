@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "log.h"
+#include "terminal.h"
 #include "exec.h"
 #include "util.h"
 
@@ -128,11 +130,15 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
   _cleanup_free_ char *policy = NULL;
   o.allow_degraded = kist_cmd_policy (g, o.allow_degraded, &policy);
   pid_t pid = 0;
+  int pty = -1;
+  o.pty_master = &pty;
   if (kist_exec (g, &o, &pid, err) < 0)
     return kist_error_exit_status (*err);
   if (o.detach)
     return 0;
   kist_forward_signals (pid);
+  if (pty >= 0 && kist_terminal_relay (pty, pid, err) < 0)
+    kist_log_warn ("%s", (*err)->msg), kist_error_freep (err);
   int status = kist_wait_status (pid, -1, err);
   return status < 0 ? KIST_EXIT_FAILURE : status;
 }

@@ -5,8 +5,10 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "terminal.h"
 #include "log.h"
 #include "util.h"
 
@@ -43,6 +45,9 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
 
   _cleanup_report_ struct kist_report *r = NULL;
   pid_t pid = 0;
+  int pty = -1;
+  if (!detach)
+    o.pty_master = &pty; /* a terminal without --console-socket: relayed below */
   if (kist_create (g, &o, &pid, &r, err) < 0)
     return kist_error_exit_status (*err);
 
@@ -55,6 +60,8 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   if (kist_container_start (rootfd, o.id, r, report_ready, &rr, err) < 0)
     {
       int status = kist_error_exit_status (*err);
+      if (pty >= 0)
+        close (pty);
       report_ready (r, &rr);
       if (!detach)
         kist_wait_status (pid, -1, NULL);
@@ -71,6 +78,8 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   if (detach)
     return 0;
 
+  if (pty >= 0 && kist_terminal_relay (pty, pid, err) < 0)
+    kist_log_warn ("%s", (*err)->msg), kist_error_freep (err);
   int status = kist_wait_status (pid, -1, err);
   if (status < 0)
     return KIST_EXIT_FAILURE;

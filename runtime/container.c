@@ -39,6 +39,7 @@
 #include "ns.h"
 #include "seccomp.h"
 #include "sync.h"
+#include "terminal.h"
 #include "util.h"
 
 typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
@@ -68,6 +69,7 @@ static const kist_layer_fn init_layers[] = {
   kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
   kist_mounts_apply,    /* mounts */
   kist_dev_apply,       /* dev */
+  kist_terminal_apply,  /* terminal: the pty of the container's devpts, /dev/console */
   kist_hooks_create_apply, /* hooks.prestart, hooks.createRuntime (run by the parent),
                               hooks.createContainer */
   kist_rootfs_pivot,    /* rootfs.pivot_root */
@@ -335,6 +337,10 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
           if (kist_seccomp_notify_forward (ctx, passed_fd, err) < 0)
             return -1;
           break;
+        case KIST_SYNC_PTY:
+          if (kist_terminal_take (ctx, steal_fd (&passed_fd), err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_ERROR:
           return kist_sync_decode_error (payload, len, err);
         case KIST_SYNC_GO: /* the init waits before pivot_root: prestart, createRuntime */
@@ -413,7 +419,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file,
-                          .die_with_parent = o->die_with_parent };
+                          .die_with_parent = o->die_with_parent,
+                          .tty = { .slave = -1, .index = -1, .master = -1, .console = true } };
   struct kist_report *r = NULL;
   _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
   _cleanup_cgroup_ struct kist_cgroup *cgroup = NULL;
@@ -427,10 +434,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     return kist_error_make (err, ENOTSUP,
                             "--systemd-cgroup: the systemd cgroup driver is not implemented by kist; "
                             "drop the flag (kist uses cgroupfs paths)");
-  if (o->console_socket)
-    return kist_error_make (err, ENOTSUP,
-                            "--console-socket: terminals are not implemented by kist yet; run with "
-                            "process.terminal false");
+  if (o->pty_master)
+    *o->pty_master = -1;
 
   /* The bundle and its config. */
   const char *bundle = o->bundle ? o->bundle : ".";
@@ -494,7 +499,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = kist_hooks_store (&ctx, err)) < 0)
     goto fail;
 
-  if ((ret = kist_unsupported_apply (&ctx, r, err)) < 0)
+  if ((ret = kist_unsupported_apply (&ctx, r, err)) < 0
+      || (ret = kist_terminal_prepare (&ctx, r, o->pty_master != NULL, err)) < 0)
     goto fail;
   /* The filter is compiled (or taken from the cache) here, once, so that the
    * init only loads a ready program. */
@@ -593,7 +599,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       ret = kist_error_make (err, errno, "the container init is gone before setup");
       goto fail;
     }
-  if ((ret = collect_init (&ctx, r, err)) < 0)
+  if ((ret = collect_init (&ctx, r, err)) < 0
+      || (ret = kist_terminal_deliver (&ctx, r, err)) < 0)
     goto fail;
 
   /* Ready.  Record the state, the report, the pid file. */
@@ -629,9 +636,13 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       }
   }
   *pid_out = pid;
+  if (o->pty_master)
+    *o->pty_master = ctx.tty.master;
   return 0;
 
 fail:
+  if (ctx.tty.master >= 0)
+    close (ctx.tty.master);
   if (ctx.pid > 0)
     {
       kill (ctx.pid, SIGKILL);

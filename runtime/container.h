@@ -42,6 +42,16 @@ struct kist_ctx
                                     acknowledges it; wait for that before execve */
   const char *pid_file;          /* --pid-file */
   bool detach;
+  /* process.terminal (terminal.c): the child keeps the slave until the
+   * exec, the parent receives the master. */
+  struct
+  {
+    int slave;                   /* child: the pty slave (TIOCGPTPEER), -1 if none */
+    int index;                   /* child: N of /dev/pts/N */
+    int master;                  /* parent: the master the child sent, -1 if none */
+    bool console;                /* bind /dev/console from the pty (the init, not exec) */
+    dev_t host_dev;              /* the host's devpts device, 0 if unknown */
+  } tty;
 
   /* Namespaces of the parent (the host), captured before clone, so that the
    * child can prove a namespace is new by comparing inode numbers. */
@@ -155,6 +165,9 @@ struct kist_create_opts
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's
                                     entries (kist_create writes it only on failure) */
+  int *pty_master;               /* run in the foreground: receives the pty master of
+                                    process.terminal without --console-socket (-1 if
+                                    none); NULL: kist create, which detaches */
 };
 
 /* Create a container and leave its init waiting for start.  The report is

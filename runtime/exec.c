@@ -36,6 +36,7 @@
 #include "ns.h"
 #include "seccomp.h"
 #include "sync.h"
+#include "terminal.h"
 #include "util.h"
 
 /* helper -> parent: the host pid of the final process (decimal text).  A
@@ -47,6 +48,7 @@ typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct ki
 /* The process layers of the init (container.c init_layers), in the same
  * order, without those that set up the container itself. */
 static const kist_layer_fn exec_layers[] = {
+  kist_terminal_apply,      /* terminal: a pty of the container's devpts (no /dev/console) */
   kist_process_prepare,     /* cwd, environment, executable lookup */
   kist_rlimits_apply,       /* rlimit.* */
   kist_seccomp_apply_early, /* seccomp without no_new_privileges (needs CAP_SYS_ADMIN) */
@@ -199,11 +201,8 @@ load_process (struct kist_spec *spec, const struct kist_exec_opts *o, struct kis
       if (o->args && o->args[0])
         return kist_error_make (err, EINVAL,
                                 "exec: give either --process FILE or COMMAND [ARG...], not both");
-      if (p->terminal)
-        return kist_error_make (err, ENOTSUP,
-                                "--process `%s`: terminal true: terminals are not implemented by "
-                                "kist yet; set \"terminal\": false",
-                                o->process_file);
+      if (o->tty)
+        p->terminal = true; /* --tty adds a terminal to the file's process (runc) */
       return 0;
     }
   if (spec->process == NULL)
@@ -541,6 +540,10 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
               }
             break;
           }
+        case KIST_SYNC_PTY:
+          if (kist_terminal_take (&j->ctx, steal_fd (&passed), err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_ERROR:
           return kist_sync_decode_error (payload, len, err);
         case KIST_SYNC_READY:
@@ -572,14 +575,11 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
     j.nsfd[t] = -1;
   j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
                              .state_dirfd = -1, .bundle_fd = -1, .preserve_fds = o->preserve_fds,
-                             .pid_file = o->pid_file, .detach = o->detach };
-
-  if (o->tty)
-    return kist_error_make (err, ENOTSUP,
-                            "--tty: terminals are not implemented by kist yet; run without --tty");
-  if (o->console_socket)
-    return kist_error_make (err, ENOTSUP,
-                            "--console-socket: terminals are not implemented by kist yet");
+                             .pid_file = o->pid_file, .detach = o->detach,
+                             .console_socket = o->console_socket,
+                             .tty = { .slave = -1, .index = -1, .master = -1 } };
+  if (o->pty_master)
+    *o->pty_master = -1;
   if (g->systemd_cgroup)
     return kist_error_make (err, ENOTSUP,
                             "--systemd-cgroup: the systemd cgroup driver is not implemented by kist");
@@ -623,6 +623,8 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
   j.ctx.userns = spec->linux_ && spec->linux_->ns[KIST_NS_USER].present;
 
   r = kist_report_new (o->id, "exec", o->allow_degraded);
+  if (kist_terminal_prepare (&j.ctx, r, !o->detach && o->pty_master, err) < 0)
+    goto out;
   if (kist_ns_host_inodes (&j.ctx, err) < 0)
     goto out;
   if (kist_seccomp_prepare (&j.ctx, rootfd, &seccomp, r, err) < 0)
@@ -684,7 +686,7 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
       kist_error_make (err, errno, "the exec helper is gone before setup");
       goto fail;
     }
-  if (collect (&j, r, &gpid, err) < 0)
+  if (collect (&j, r, &gpid, err) < 0 || kist_terminal_deliver (&j.ctx, r, err) < 0)
     goto fail;
   kist_report_applied (r, "exec", NULL, "execve of `%s` succeeded (seen by the parent)",
                        spec->process->args[0]);
@@ -708,6 +710,11 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
       goto out;
     }
   *pid_out = gpid;
+  if (o->pty_master)
+    {
+      *o->pty_master = j.ctx.tty.master;
+      j.ctx.tty.master = -1;
+    }
   ret = 0;
   goto out;
 
@@ -730,6 +737,8 @@ fail:
         kist_log_warn ("%s", werr->msg);
     }
 out:
+  if (j.ctx.tty.master >= 0)
+    close (j.ctx.tty.master);
   for (int t = 0; t < KIST_NS_COUNT; t++)
     if (j.nsfd[t] >= 0)
       close (j.nsfd[t]);

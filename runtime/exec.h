@@ -16,8 +16,8 @@ struct kist_exec_opts
   char **args;                   /* COMMAND [ARG...] (NULL-terminated) or NULL */
   bool detach;                   /* --detach */
   const char *pid_file;          /* --pid-file */
-  bool tty;                      /* --tty: refused */
-  const char *console_socket;    /* --console-socket: refused */
+  bool tty;                      /* --tty: process.terminal true */
+  const char *console_socket;    /* --console-socket: receives the pty master */
   int preserve_fds;              /* --preserve-fds N */
   const char *cwd;               /* --cwd */
   char **env;                    /* --env K=V (NULL-terminated) or NULL */
@@ -28,6 +28,9 @@ struct kist_exec_opts
   const char *report_path;       /* --report PATH|- */
   int report_fd;                 /* --report-fd N, -1 if none */
   const char *allow_degraded;    /* --allow-degraded csv or NULL */
+  int *pty_master;               /* not detached: receives the pty master of a terminal
+                                    without --console-socket (-1 if none), which the
+                                    caller relays; NULL: no relay possible */
 };
 
 /* Run a process in the running container o->id: join every namespace of its

@@ -23,6 +23,7 @@
 #include "procfs.h"
 #include "resolve.h"
 #include "seccomp.h"
+#include "terminal.h"
 #include "sync.h"
 #include "util.h"
 
@@ -505,11 +506,12 @@ kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
 
 /* A new session without a controlling terminal, so that nothing in the
  * container can push input into the caller's terminal with TIOCSTI
- * (bubblewrap CVE-2017-5226) or get its signals.  Read back with getsid. */
+ * (bubblewrap CVE-2017-5226) or get its signals; with process.terminal, the
+ * container's own pty becomes its controlling terminal and stdio.  Read
+ * back with getsid and tcgetsid. */
 static int
 apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  (void) ctx;
   const char *layer = "session";
   pid_t sid = setsid ();
   if (sid < 0)
@@ -522,9 +524,20 @@ apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
     return kist_report_failed (r, layer, "new", EPROTO, err,
                                "after setsid, getsid(0) is %d, not the process (%d)", (int) got,
                                (int) getpid ());
-  kist_report_applied (r, layer, "new",
-                       "setsid: leader of a new session, no controlling terminal (getsid read "
-                       "back)");
+  _cleanup_error_ struct kist_error *e = NULL;
+  int pty = kist_terminal_attach (ctx, &e);
+  if (pty < -1)
+    return kist_report_failed (r, layer, "new", e->errnum, err, "%s", e->msg);
+  if (pty >= 0)
+    kist_report_applied (r, layer, "new",
+                         "setsid: leader of a new session (getsid read back); controlling "
+                         "terminal /dev/pts/%d of the container, also stdin, stdout and stderr "
+                         "(TIOCSCTTY, tcgetsid read back)",
+                         pty);
+  else
+    kist_report_applied (r, layer, "new",
+                         "setsid: leader of a new session, no controlling terminal (getsid read "
+                         "back)");
   return 0;
 }
 

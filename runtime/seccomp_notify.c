@@ -12,12 +12,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -64,43 +62,6 @@ kist_seccomp_notify_state_json (const struct kist_ctx *ctx, const char *metadata
   return kist_json_gen_take (g);
 }
 
-/* Connect to a unix stream socket by path; a path too long for sun_path is
- * reached through an O_PATH fd of its directory. */
-static int
-connect_path (const char *path, struct kist_error **err)
-{
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  _cleanup_close_ int dirfd = -1;
-  if (strlen (path) < sizeof addr.sun_path)
-    memcpy (addr.sun_path, path, strlen (path) + 1);
-  else
-    {
-      _cleanup_free_ char *d = xstrdup (path), *b = xstrdup (path);
-      const char *dir = dirname (d), *base = basename (b);
-      dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (dirfd < 0)
-        return kist_error_make (err, errno, "linux.seccomp.listenerPath `%s`: open its directory",
-                                path);
-      if ((size_t) snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/%s", dirfd,
-                             base)
-          >= sizeof addr.sun_path)
-        return kist_error_make (err, ENAMETOOLONG, "linux.seccomp.listenerPath `%s`", path);
-    }
-  _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    return kist_error_make (err, errno, "socket(AF_UNIX)");
-  int r;
-  do
-    r = connect (s, (struct sockaddr *) &addr, sizeof addr);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
-    return kist_error_make (err, errno,
-                            "linux.seccomp.listenerPath `%s`: connect to the seccomp agent's "
-                            "socket (is the agent listening?)",
-                            path);
-  return steal_fd (&s);
-}
-
 int
 kist_seccomp_notify_forward (const struct kist_ctx *ctx, int listener_fd, struct kist_error **err)
 {
@@ -110,31 +71,15 @@ kist_seccomp_notify_forward (const struct kist_ctx *ctx, int listener_fd, struct
                             "the container init sent a seccomp listener fd, but the config has "
                             "no linux.seccomp.listenerPath");
   _cleanup_free_ char *json = kist_seccomp_notify_state_json (ctx, sc->listener_metadata);
-  _cleanup_close_ int s = connect_path (sc->listener_path, err);
+  _cleanup_close_ int s = kist_unix_connect (sc->listener_path, "linux.seccomp.listenerPath",
+                                              "is the seccomp agent listening?", err);
   if (s < 0)
     return -1;
 
   size_t len = strlen (json), off = 0;
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } ctl;
-  memset (&ctl, 0, sizeof ctl);
-  struct iovec iov = { .iov_base = json, .iov_len = len };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf };
-  struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (c), &listener_fd, sizeof (int));
-  ssize_t w;
-  do
-    w = sendmsg (s, &msg, MSG_NOSIGNAL);
-  while (w < 0 && errno == EINTR);
+  ssize_t w = kist_send_with_fd (s, json, len, listener_fd);
   if (w < 0)
-    return kist_error_make (err, errno,
+    return kist_error_make (err, (int) -w,
                             "linux.seccomp.listenerPath `%s`: send the container process state "
                             "and the listener fd",
                             sc->listener_path);

@@ -34,6 +34,7 @@ payload_kind (char type)
     case KIST_SYNC_START:
       return PAYLOAD_NONE;
     case KIST_SYNC_SECCOMP_FD: /* (what counts is the fd) */
+    case KIST_SYNC_PTY:
       return PAYLOAD_ANY;
     case KIST_SYNC_LAYER:
       return PAYLOAD_LAYER;

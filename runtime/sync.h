@@ -18,7 +18,8 @@ enum kist_sync_type
   KIST_SYNC_READY = 'R',   /* init -> parent: set up, waiting for start */
   KIST_SYNC_START = 'S',   /* start client -> init: exec now */
   KIST_SYNC_SECCOMP_FD = 'F', /* init -> parent: the seccomp listener fd (SCM_RIGHTS) */
-  KIST_SYNC_PID = 'P'      /* exec helper -> kist: host pid of the final process */
+  KIST_SYNC_PID = 'P',     /* exec helper -> kist: host pid of the final process */
+  KIST_SYNC_PTY = 'T'      /* init / exec process -> kist: the pty master (SCM_RIGHTS) */
 };
 
 /* The largest packet (type byte + payload) either side sends or accepts. */

@@ -37,7 +37,6 @@ kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
             "process.selinuxLabel / linux.mountLabel (SELinux)");
   else
     kist_report_skip (r, "selinux", "not requested");
-  REFUSE (p && p->terminal, "terminal", NULL, "process.terminal (a pty for the container)");
   REFUSE (p && p->has_io_priority, "io_priority", NULL, "process.ioPriority");
   REFUSE (p && p->has_scheduler, "scheduler", NULL, "process.scheduler");
   REFUSE (p && p->has_exec_cpu_affinity, "exec_cpu_affinity", NULL, "process.execCPUAffinity");

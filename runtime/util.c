@@ -2,11 +2,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -397,4 +401,59 @@ kist_is_mount_root (int dirfd, const char *name)
     return false;
   return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
          && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+int
+kist_unix_connect (const char *path, const char *what, const char *hint, struct kist_error **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  _cleanup_close_ int dirfd = -1;
+  if (strlen (path) < sizeof addr.sun_path)
+    memcpy (addr.sun_path, path, strlen (path) + 1);
+  else
+    {
+      _cleanup_free_ char *d = xstrdup (path), *b = xstrdup (path);
+      const char *dir = dirname (d), *base = basename (b);
+      dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dirfd < 0)
+        return kist_error_make (err, errno, "%s `%s`: open its directory", what, path);
+      if ((size_t) snprintf (addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/%s", dirfd,
+                             base)
+          >= sizeof addr.sun_path)
+        return kist_error_make (err, ENAMETOOLONG, "%s `%s`", what, path);
+    }
+  _cleanup_close_ int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return kist_error_make (err, errno, "socket(AF_UNIX)");
+  int r;
+  do
+    r = connect (s, (struct sockaddr *) &addr, sizeof addr);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return kist_error_make (err, errno, "%s `%s`: connect (%s)", what, path, hint);
+  return steal_fd (&s);
+}
+
+ssize_t
+kist_send_with_fd (int sock, const void *data, size_t len, int fd)
+{
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  memset (&ctl, 0, sizeof ctl);
+  struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf };
+  struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c), &fd, sizeof (int));
+  ssize_t w;
+  do
+    w = sendmsg (sock, &msg, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  return w < 0 ? -errno : w;
 }

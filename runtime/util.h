@@ -101,4 +101,14 @@ char *kist_time_rfc3339 (void);
  * namespace?  false when it cannot be told (statx failed). */
 bool kist_is_mount_root (int dirfd, const char *name);
 
+/* Connect an AF_UNIX stream socket (close-on-exec) to path; a path too long
+ * for sun_path is reached through an O_PATH fd of its directory.  what
+ * names the path in errors ("--console-socket"), hint follows the connect
+ * error ("is the agent listening?").  Returns the fd or -1 with *err. */
+int kist_unix_connect (const char *path, const char *what, const char *hint,
+                       struct kist_error **err);
+/* sendmsg of len bytes of data with fd attached (SCM_RIGHTS), MSG_NOSIGNAL,
+ * retried on EINTR: the bytes sent, or -errno. */
+ssize_t kist_send_with_fd (int sock, const void *data, size_t len, int fd);
+
 #endif

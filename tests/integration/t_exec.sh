@@ -117,8 +117,10 @@ expect_eq "report: exec recorded" true "$(layer_field "$rep" exec applied)"
 expect_ne "the stored report is still the run's" exec \
   "$(kist report "$id" 2> /dev/null | jflat 2> /dev/null | awk -F'\t' '$1 == "operation" { print $2 }')"
 
-kc bad exec --tty "$id" true
-expect_ne "--tty is refused" 0 "$RC"
+# (t_terminal.sh has the rest of the terminals.)
+kc tty exec --tty "$id" sh -c 'test -t 0 && echo IS-TTY'
+expect_eq "--tty: exit 0" 0 "$RC"
+expect_contains "--tty: the process's stdin is a terminal" "$(tr -d '\r' <<< "$OUT")" "IS-TTY"
 
 # ---- not running -------------------------------------------------------------
 kc kill kill "$id" KILL
