@@ -3,7 +3,7 @@
 # containerd, with the runtime under test in daemon.json's "runtimes" (the
 # default runtime) and kist's global --allow-degraded=cgroup.* in its
 # "runtimeArgs" (issue #9): run --rm, run -d, exec, top, pause/unpause, stop,
-# rm, run -it, and one container on docker's bridge network with eth0 inside
+# rm, run -it, exec -it, and one container on docker's bridge network with eth0 inside
 # (the prestart hook worked).  dockerd runs with "iptables": false and
 # "ip-forward": false on a bridge of the test's own; all its state is under
 # $E/dk, in this test's private mount namespace where the host's cgroup2 is
@@ -26,6 +26,11 @@ RTJSON=$(printf '{"%s": {"path": %s, "runtimeArgs": %s}}' "$RTN" "$(json_str "$W
 # docker 20.10 runs every runtime with --root EXEC-ROOT/runtime-runc/moby.
 RTROOT=$E/dk/exec/runtime-runc/moby
 RUN=(--env "KIST_IT_MARK=$MARK")
+# docker sets the terminal's size with a resize after the start: wait for it
+# (busybox's stty size fails while the size is 0 0).
+TTY_PROBE='test -t 0 && test -t 1 && echo TTY-$((6*7)); i=0;
+  until s=$(stty size 2> /dev/null) && [ -n "$s" ] && [ "$s" != "0 0" ] || [ $i -ge 50 ]; do
+    sleep 0.1; i=$((i+1)); done; echo "size $s"'
 
 # dc TAG ARGS...: docker capturing into $T/TAG.out/.err; sets RC, OUT, ERR.
 dc ()
@@ -37,7 +42,6 @@ dc ()
   dk "$@" > "$LAST.out" 2> "$LAST.err" < /dev/null
   RC=$?
   OUT=$(cat "$LAST.out")
-  # shellcheck disable=SC2034
   ERR=$(cat "$LAST.err")
 }
 
@@ -87,6 +91,14 @@ expect_eq "run --rm: no container is left in docker" "" "$OUT"
 dc runst run --rm --network none "${RUN[@]}" "$IMG" sh -c 'exit 3'
 expect_eq "run --rm: a failing command's status (3) is docker's" 3 "$RC"
 
+# The runtime's error reaches the user (docker shows the last --log line).
+dc runnx run --rm --network none "${RUN[@]}" "$IMG" /no/such-command
+expect_eq "run of a missing command: docker exits 127" 127 "$RC"
+expect_contains "run of a missing command: docker shows the runtime's message naming it" \
+  "$ERR" "/no/such-command"
+dc psnx ps -aq
+expect_eq "run of a missing command: no container is left in docker" "" "$OUT"
+
 # --- run -d ---------------------------------------------------------------------------------------
 dc rund run -d --name "$PREFIX-d" --network none "${RUN[@]}" "$IMG" \
   sh -c 'echo started > /tmp/s; trap "exit 0" TERM; sleep 600 & wait'
@@ -120,6 +132,16 @@ dc exec2 exec "$CID" sh -c 'exit 5'
 expect_eq "exec: the command's status (5) is docker's" 5 "$RC"
 expect_contains "docker's exec reached the runtime as exec --process --detach" \
   "$(grep ' exec ' "$ARGV_LOG")" "--detach"
+eng_tmux_start execit 89 21 \
+  "/usr/bin/docker -H unix://$(printf '%q' "$DK_SOCK") exec -it $CID sh -c $(printf '%q' "$TTY_PROBE; exit 7")"
+TRC=$(eng_tmux_done execit 40)
+S=$(eng_tmux_screen execit)
+expect_contains "exec -it: stdin and stdout are a terminal inside" "$S" "TTY-42"
+expect_contains "exec -it: the terminal has the caller's size" "$S" "size 21 89"
+expect_eq "exec -it: the command's status (7) is docker's" 7 "$TRC"
+expect_contains "exec -it: the runtime got exec --tty --console-socket" \
+  "$(grep ' exec ' "$ARGV_LOG" | tail -n 1)" "--console-socket"
+eng_tmux_stop
 dc top top "$CID"
 expect_eq "top exits 0" 0 "$RC"
 expect_contains "top lists the container's sleep" "$OUT" "sleep 600"
@@ -132,6 +154,8 @@ expect_eq "pause exits 0" 0 "$RC"
 expect_eq "pause: docker says paused" true "$(insp "$CID" '{{.State.Paused}}')"
 expect_eq "pause: the runtime's state says paused" paused "$(rts "$CID" status)"
 expect_eq "pause: the cgroup is frozen" 1 "$(cat "$(cg_of "$CID")/cgroup.freeze" 2> /dev/null)"
+expect_true "pause: the kernel says the cgroup is frozen (cgroup.events)" \
+  grep -qx 'frozen 1' "$(cg_of "$CID")/cgroup.events"
 dc unpause unpause "$CID"
 expect_eq "unpause exits 0" 0 "$RC"
 expect_eq "unpause: docker says not paused" false "$(insp "$CID" '{{.State.Paused}}')"
@@ -159,11 +183,6 @@ expect_true "rm: the runtime's state dir is gone" test ! -e "$RTROOT/$CID"
 expect_true "rm: the container's cgroup is gone" test ! -e "$(cg_of "$CID")"
 
 # --- run -it (through a pseudo-terminal) -----------------------------------------------------------------------
-# docker sets the terminal's size with a resize after the start: wait for it
-# (busybox's stty size fails while the size is 0 0).
-TTY_PROBE='test -t 0 && test -t 1 && echo TTY-$((6*7)); i=0;
-  until s=$(stty size 2> /dev/null) && [ -n "$s" ] && [ "$s" != "0 0" ] || [ $i -ge 50 ]; do
-    sleep 0.1; i=$((i+1)); done; echo "size $s"'
 eng_tmux_start runit 93 25 \
   "/usr/bin/docker -H unix://$(printf '%q' "$DK_SOCK") run -it --rm --network none --name $PREFIX-it \
      $(printf '%q ' "${RUN[@]}") $IMG sh -c $(printf '%q' "$TTY_PROBE; exit 6")"
