@@ -319,11 +319,22 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
             w = waitpid (ctx->pid, &status, 0);
           while (w < 0 && errno == EINTR);
           ctx->pid = 0;
+          /* No error came: name the last layer it reported, the place to look. */
+          _cleanup_free_ char *after
+              = r->n_layers ? xasprintf (", after the layer `%s` (see the report)",
+                                         r->layers[r->n_layers - 1].name)
+                            : xstrdup (" before it reported any layer");
           if (w > 0 && WIFSIGNALED (status))
-            return kist_error_make (err, 0, "the container init died during setup (signal %d)",
-                                    WTERMSIG (status));
-          return kist_error_make (err, 0, "the container init exited during setup (status %d)",
-                                  w > 0 ? WEXITSTATUS (status) : -1);
+            return kist_error_make (err, 0,
+                                    "the container init died during setup (signal %d%s)%s",
+                                    WTERMSIG (status),
+                                    WTERMSIG (status) == SIGSYS ? ": killed by its seccomp filter"
+                                                                : "",
+                                    after);
+          return kist_error_make (err, 0,
+                                  "the container init exited during setup (status %d) without "
+                                  "saying why%s",
+                                  w > 0 ? WEXITSTATUS (status) : -1, after);
         }
       switch (type)
         {

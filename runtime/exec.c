@@ -509,8 +509,11 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
           if (ready && *gpid > 0)
             return 0;
           return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
-                                  "the exec helper of container `%s` died during setup",
-                                  j->ctx.id);
+                                  "the exec helper of container `%s` died during setup without "
+                                  "saying why, %s%s%s",
+                                  j->ctx.id, r->n_layers ? "after the layer `" : "before any layer",
+                                  r->n_layers ? r->layers[r->n_layers - 1].name : "",
+                                  r->n_layers ? "` (see --report)" : "");
         }
       switch (type)
         {

@@ -21,6 +21,7 @@
  * the user and capabilities layers (setgroups, setresuid, capset, prctl). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +386,35 @@ kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struct ki
     return 0;
   if (ctx->spec->process && ctx->spec->process->no_new_privileges)
     return 0; /* loaded last, by kist_seccomp_apply */
+  /* Loaded this early, the filter also judges what kist still does until
+   * the exec: its report and errors go over the sync socket (sendmsg), the
+   * create's commit and the start come back over it (recvmsg, accept4,
+   * recvfrom).  A filter that denies one of them would kill every message,
+   * the error included: say so now, while it can still be said. */
+  if (sc->insns)
+    {
+      static const struct
+      {
+        int nr;
+        const char *name;
+      } needed[] = { { SYS_sendmsg, "sendmsg" },
+                     { SYS_recvmsg, "recvmsg" },
+                     { SYS_accept4, "accept4" },
+                     { SYS_recvfrom, "recvfrom" } };
+      for (size_t i = 0; i < KIST_ARRAY_SIZE (needed); i++)
+        {
+          const uint64_t a[6] = { (uint64_t) ctx->sync_fd, 0, 0, 0, 0, 0 };
+          if (!kist_seccomp_lets_through (sc->insns, sc->n_insns, needed[i].nr, a))
+            return kist_report_failed (
+                r, LAYER, sc->requested, EPERM, err,
+                "the filter denies %s, which kist still needs after loading it: with "
+                "process.noNewPrivileges false the filter is loaded before the user switch (it "
+                "needs CAP_SYS_ADMIN, as in runc), and kist reports to its parent and waits for "
+                "`start` over a socket until the exec; allow %s in the profile, or set "
+                "process.noNewPrivileges true (then the filter is loaded right before the exec)",
+                needed[i].name, needed[i].name);
+        }
+    }
   return load_and_verify (ctx, sc, r, err);
 }
 

@@ -299,4 +299,45 @@ EOF
   kc degx_d delete --force "$id"
 fi
 
+# ---- --log FILE --log-format json: the last line is the real cause -----------------
+# (what podman and docker show: also for errors inside the container's init)
+# log_cause TAG WANT: `run` of the bundle $B with a json --log; the last line
+# is one JSON object whose msg contains WANT.
+log_cause ()
+{
+  local id
+  id=$(new_id "log-$1")
+  rm -f "$T/$1.log"
+  kc "log-$1" --log "$T/$1.log" --log-format json run --bundle "$B" "$id"
+  expect_ne "--log json, $1: run fails" 0 "$RC"
+  local last
+  last=$(tail -n 1 "$T/$1.log" 2> /dev/null)
+  expect_eq "--log json, $1: the last line is an error object" error \
+    "$(jq -r .level <<< "$last" 2> /dev/null)"
+  expect_contains "--log json, $1: the last line names the cause" \
+    "$(jq -r .msg <<< "$last" 2> /dev/null)" "$2"
+}
+cfg_reset
+C_MOUNTS_EXTRA=", $(bind_json "$T/no-such-dir" /x)"
+B=$(mkbundle logmount)
+log_cause mount "no-such-dir"
+cfg_reset
+C_ARGS='["/no-such-program"]'
+B=$(mkbundle logexec)
+log_cause exec "/no-such-program"
+# A filter loaded early (noNewPrivileges false: before the user switch) that
+# denies the socket kist reports over: said before it is loaded.
+cfg_reset
+C_NNP=false
+C_UID=1000
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["sendmsg"], "action": "SCMP_ACT_ERRNO"}]}'
+B=$(mkbundle logsend)
+log_cause seccomp-sendmsg "denies sendmsg"
+# One that kills the init at the user switch: the message says so and where.
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["setresuid", "setuid"], "action": "SCMP_ACT_KILL"}]}'
+B=$(mkbundle logkill)
+log_cause seccomp-kill "killed by its seccomp filter"
+expect_contains "--log json, seccomp-kill: the last line names the last layer reported" \
+  "$(tail -n 1 "$T/seccomp-kill.log" | jq -r .msg)" "after the layer"
+
 nothing_left "t_cli"
