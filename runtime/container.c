@@ -646,6 +646,14 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
         goto fail;
       }
   }
+  {
+    /* What an engine's user sees in its log: allowed to degrade is not silent. */
+    _cleanup_free_ char *missing = kist_report_missing_text (r);
+    if (missing)
+      kist_log_warn ("container `%s` runs without part of its configuration (allowed to "
+                     "degrade): %s; `kist report %s` has the details",
+                     o->id, missing, o->id);
+  }
   *pid_out = pid;
   if (o->pty_master)
     *o->pty_master = ctx.tty.master;

@@ -556,7 +556,7 @@ layer_missing (const struct kist_layer *l)
  * "seccomp (not implemented), rlimit.RLIMIT_NOFILE (Operation not permitted)".
  * Returns NULL when nothing is missing; *n_requested counts requested ones. */
 static char *
-group_missing_text (const struct kist_report *r, enum kist_group grp, size_t *n_requested)
+group_missing_text (const struct kist_report *r, int grp, size_t *n_requested)
 {
   char *buf = NULL;
   size_t sz = 0;
@@ -568,7 +568,7 @@ group_missing_text (const struct kist_report *r, enum kist_group grp, size_t *n_
   for (size_t i = 0; i < r->n_layers; i++)
     {
       const struct kist_layer *l = &r->layers[i];
-      if (kist_layer_group (l->name) != grp || l->requested == NULL)
+      if ((grp >= 0 && (int) kist_layer_group (l->name) != grp) || l->requested == NULL)
         continue;
       (*n_requested)++;
       if (!layer_missing (l))
@@ -583,6 +583,13 @@ group_missing_text (const struct kist_report *r, enum kist_group grp, size_t *n_
       return NULL;
     }
   return buf;
+}
+
+char *
+kist_report_missing_text (const struct kist_report *r)
+{
+  size_t n = 0;
+  return r ? group_missing_text (r, -1, &n) : NULL;
 }
 
 static void

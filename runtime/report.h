@@ -119,6 +119,10 @@ int kist_report_write_at (const struct kist_report *r, int dirfd, const char *na
  * malformed input. */
 struct kist_report *kist_report_from_json (const char *json, size_t len, struct kist_error **err);
 
+/* Every requested layer that was not applied, "name (reason), name
+ * (reason)"; NULL when none (the container runs as configured). */
+char *kist_report_missing_text (const struct kist_report *r);
+
 /* Append text to the detail of the latest entry called name (no-op if none). */
 void kist_report_note (struct kist_report *r, const char *name, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));

@@ -241,7 +241,18 @@ else
     "$(json_list "$T/deg.json" allowDegraded | paste -sd,)"
   expect_eq "global --allow-degraded: limits not applied in the summary" false \
     "$(jget "$T/deg.json" limits.applied)"
+  expect_contains "global --allow-degraded: create warns what is not applied" "$ERR" \
+    "runs without part of its configuration (allowed to degrade): cgroup.$file"
+  expect_eq "global --allow-degraded: kist state lists the degraded layer" "cgroup.$file" \
+    "$(kist state "$id" | jq -r '.degraded[]' 2> /dev/null)"
   kc deg_del0 delete --force "$id"
+  # The same with a json --log: the warning is a JSON line there.
+  kc deg2l --log "$T/deg.log" --log-format json --allow-degraded "cgroup.$file" create \
+    --bundle "$B" "$id"
+  expect_eq "--log json: the degraded create's warning is a JSON warning line naming the layer" \
+    "warning cgroup.$file" \
+    "$(jq -r 'select(.level == "warning") | .level + " " + (.msg | capture("degrade\\): (?<l>[^ ]*)").l)' "$T/deg.log" 2> /dev/null)"
+  kc deg_del1 delete --force "$id"
 
   # update follows the same policy (on a container of run --detach, without
   # resources: the update asks for the missing controller).
