@@ -556,6 +556,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .allow_degraded = kist_cmd_policy (g, f.allow_degraded, &policy), .config_json = config,
     .config_len = config_len,
     .die_with_parent = true,
+    .exact_env = true,
     .deadline = (int64_t) time (NULL)
                 + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
   };

@@ -430,7 +430,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file,
-                          .die_with_parent = o->die_with_parent,
+                          .die_with_parent = o->die_with_parent, .exact_env = o->exact_env,
                           .tty = { .slave = -1, .index = -1, .master = -1, .console = true } };
   struct kist_report *r = NULL;
   _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;

@@ -38,6 +38,8 @@ struct kist_ctx
   int preserve_fds;              /* --preserve-fds N: fds 3..3+N-1 are passed on */
   const char *console_socket;    /* --console-socket */
   bool die_with_parent;          /* kist sandbox: keep PR_SET_PDEATHSIG through exec */
+  bool exact_env;                /* kist sandbox: the environment is exactly process.env
+                                    (no HOME added from /etc/passwd) */
   bool start_ack;                /* init: the start client prints the report at READY and
                                     acknowledges it; wait for that before execve */
   const char *pid_file;          /* --pid-file */
@@ -162,6 +164,7 @@ struct kist_create_opts
   const char *config_json;
   size_t config_len;
   bool die_with_parent;
+  bool exact_env;                /* kist sandbox: no HOME added to process.env */
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's
                                     entries (kist_create writes it only on failure) */

@@ -140,20 +140,75 @@ apply_cwd (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 
 /* ---- environment */
 
+/* The home directory of uid in the container's /etc/passwd (resolved in
+ * the root; a regular file only, at most 4 MiB: the image is not trusted),
+ * or NULL. */
+static char *
+passwd_home (int rootfd, uid_t uid)
+{
+  _cleanup_error_ struct kist_error *e = NULL;
+  _cleanup_close_ int fd
+      = kist_resolve_open (rootfd, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return NULL;
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  if (kist_read_fd (fd, 4u << 20, &text, &len, &e) < 0)
+    return NULL;
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      /* name:password:uid:gid:gecos:home:shell */
+      char *f[7] = { 0 };
+      size_t n = 0;
+      for (char *p = line; n < 7; n++)
+        {
+          f[n] = p;
+          char *c = strchr (p, ':');
+          if (c == NULL)
+            {
+              n++;
+              break;
+            }
+          *c = '\0';
+          p = c + 1;
+        }
+      uint64_t u;
+      if (n >= 6 && kist_parse_u64 (f[2], &u) == 0 && u == uid && f[5][0] == '/')
+        return xstrdup (f[5]);
+    }
+  return NULL;
+}
+
 static void
 apply_environment (struct kist_ctx *ctx, struct kist_report *r)
 {
   char *const *env = ctx->spec->process->env;
   size_t n = kist_strv_len (env);
-  char **v = xcalloc (n + 1, sizeof *v);
+  bool has_home = false;
+  for (size_t i = 0; i < n; i++)
+    has_home = has_home || strncmp (env[i], "HOME=", 5) == 0;
+  char **v = xcalloc (n + 2, sizeof *v);
   for (size_t i = 0; i < n; i++)
     v[i] = xstrdup (env[i]);
-  v[n] = NULL;
+  _cleanup_free_ char *home = NULL, *added = NULL;
+  if (!has_home && !ctx->exact_env)
+    {
+      /* As runc: HOME from the user's entry in the container's
+       * /etc/passwd, else "/". */
+      uid_t uid = ctx->spec->process->user.uid;
+      home = passwd_home (ctx->rootfs_fd, uid);
+      v[n] = xasprintf ("HOME=%s", home ? home : "/");
+      added = xasprintf ("; HOME=%s added (not in process.env; %s)", home ? home : "/",
+                         home ? "uid's home in the container's /etc/passwd"
+                              : "uid not in the container's /etc/passwd");
+    }
   kist_strv_free (ctx->envp);
   ctx->envp = v;
   kist_report_applied (r, "environment", "",
-                       "%zu variable%s, exactly process.env; nothing inherited from kist", n,
-                       n == 1 ? "" : "s");
+                       "%zu variable%s, exactly process.env%s; nothing inherited from kist", n,
+                       n == 1 ? "" : "s", added ? added : "");
 }
 
 /* ---- executable lookup */

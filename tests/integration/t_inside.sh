@@ -168,4 +168,34 @@ else
 fi
 kc del delete --force "$id"
 expect_eq "delete --force exits 0" 0 "$RC"
+
+# HOME: process.env without it gets the user's home from the container's
+# /etc/passwd, else "/" (as runc); one given in process.env is kept.
+cfg_reset
+C_ENV=$(json_arr "PATH=/bin:/sbin" "KIST_IT_MARK=$MARK")
+sh_args 'echo "HOME=<$HOME>"'
+for c in "0 /root" "1000 /home/test" "4242 /"; do
+  set -- $c
+  C_UID=$1
+  B=$(mkbundle "home$1")
+  id=$(new_id "home$1")
+  kc "home$1" run --report "$T/home$1.json" --bundle "$B" "$id"
+  expect_eq "no HOME in process.env, uid $1: HOME is $2" "HOME=<$2>" "$OUT"
+done
+expect_contains "the report's environment entry says HOME was added" \
+  "$(layer_field "$T/home4242.json" environment detail)" "HOME=/ added"
+# The passwd file of the image is hostile: a FIFO must not hang the start.
+C_UID=1000
+B=$(mkbundle homefifo)
+rm -f "$B/rootfs/etc/passwd"
+mkfifo "$B/rootfs/etc/passwd"
+id=$(new_id homefifo)
+kc homefifo run --bundle "$B" "$id"
+expect_eq "a FIFO as /etc/passwd: HOME is / and the start does not hang" "HOME=</>" "$OUT"
+C_ENV=$(json_arr "PATH=/bin:/sbin" "HOME=/given" "KIST_IT_MARK=$MARK")
+B=$(mkbundle homegiven)
+id=$(new_id homegiven)
+kc homegiven run --bundle "$B" "$id"
+expect_eq "HOME given in process.env is kept" "HOME=</given>" "$OUT"
+cfg_reset
 nothing_left "t_inside"
