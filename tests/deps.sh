@@ -2,14 +2,17 @@
 # tests/deps.sh: install kist's build and test dependencies (Debian, Ubuntu).
 # Re-runs are fast: apt is not touched when everything is installed already.
 # Works without a terminal (CI=true, no stdin).  strace (tests/fault), clang
-# and its libFuzzer runtime (tests/fuzz) and runc (side-by-side checks) are
-# required; crun and bubblewrap are optional (only bench/ uses them): failing
+# and its libFuzzer runtime (tests/fuzz), runc (side-by-side checks), and
+# podman, conmon, containerd, docker.io and tmux (tests/engines) are required;
+# no daemon is started by their installation (a temporary policy-rc.d denies
+# it: the engine tests start their own, with state in a temp dir); crun and bubblewrap are optional (only bench/ uses them): failing
 # to install them is not an error.
 set -euo pipefail
 
 REQUIRED=(build-essential autoconf automake libtool pkg-config libmnl-dev libseccomp-dev
   libyajl-dev check busybox-static mandoc iproute2 procps util-linux
-  qemu-system-x86 uidmap strace clang libclang-rt-14-dev runc jq)
+  qemu-system-x86 uidmap strace clang libclang-rt-14-dev runc jq
+  podman conmon containerd docker.io tmux)
 OPTIONAL=(crun bubblewrap)
 
 installed ()
@@ -56,6 +59,17 @@ APT=("${SUDO[@]}" apt-get -q -y -o Dpkg::Use-Pty=0 -o APT::Color=0)
 echo "deps.sh: installing ${missing[*]} ${missing_opt[*]}"
 if ! "${APT[@]}" update -qq < /dev/null; then
   echo "deps.sh: apt-get update failed; trying with the current package lists" >&2
+fi
+# Installing containerd and docker.io must not start their daemons (on the
+# host, outside any test's namespace): invoke-rc.d and deb-systemd-invoke ask
+# /usr/sbin/policy-rc.d, and 101 means "do not start".  An existing policy is
+# kept as it is.
+POLICY_RC=/usr/sbin/policy-rc.d
+policy_made=
+if [ ! -e "$POLICY_RC" ] && [ ${#missing[@]} -gt 0 ]; then
+  printf '#!/bin/sh\n# written by kist tests/deps.sh for the duration of apt-get install\nexit 101\n' \
+    | "${SUDO[@]}" tee "$POLICY_RC" > /dev/null && "${SUDO[@]}" chmod 0755 "$POLICY_RC" && policy_made=1
+  trap '[ -n "$policy_made" ] && "${SUDO[@]}" rm -f "$POLICY_RC"' EXIT
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   if ! "${APT[@]}" install --no-install-recommends "${missing[@]}" < /dev/null; then

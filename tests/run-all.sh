@@ -207,7 +207,7 @@ harness_stage ()
 }
 
 # ---- 6. integration, security and fault tests -----------------------------------------
-for suite in integration security fault; do
+for suite in integration security fault engines; do
   if [ -n "$built" ]; then
     say "$suite tests (tests/$suite/run.sh, KIST=_build/kist)"
     KIST=$REPO/_build/kist harness_stage "$suite tests" "_build/$suite.log" \
