@@ -414,23 +414,13 @@ kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
       = ctx->spec->process ? ctx->spec->process->capabilities : NULL;
   int last = kist_cap_last_cap ();
   uint64_t want[SET_COUNT] = { 0 }, got[SET_COUNT] = { 0 };
-  uint64_t above = 0;
-  const char *unknown = NULL, *unknown_set = NULL;
-
+  uint64_t above = 0; /* known names this kernel lacks: in kist_caps_unknown_text */
   if (caps)
     {
       char *const *sets[SET_COUNT]
           = { caps->bounding, caps->effective, caps->permitted, caps->inheritable, caps->ambient };
       for (int s = 0; s < SET_COUNT; s++)
-        {
-          const char *u = NULL;
-          want[s] = kist_caps_mask (sets[s], last, &above, &u);
-          if (u && unknown == NULL)
-            {
-              unknown = u;
-              unknown_set = set_field[s];
-            }
-        }
+        want[s] = kist_caps_mask (sets[s], last, &above, NULL);
     }
 
   _cleanup_free_ char *requested
@@ -440,46 +430,53 @@ kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
                          " amb=0x%" PRIx64,
                          want[SET_BND], want[SET_EFF], want[SET_PRM], want[SET_INH], want[SET_AMB]);
 
-  _cleanup_free_ char *unknown_why = NULL;
-  if (unknown)
-    {
-      unknown_why
-          = xasprintf ("unknown capability `%s` in process.capabilities.%s", unknown, unknown_set);
-      /* Fail closed before touching anything when this layer may not degrade. */
-      if (!kist_report_may_degrade (r, layer))
-        return kist_report_failed (r, layer, requested, EINVAL, err, "%s", unknown_why);
-    }
-
-  /* Degrading or not, apply what we can: an unknown name must not leave the
-   * process with more capabilities than the rest of the config allows. */
-  _cleanup_free_ char *why = NULL;
+  /* A name neither kist nor this kernel knows is a grant that cannot be
+   * given: left out, which leaves the process more confined, and said (here
+   * and in the creating kist's log, kist_caps_unknown_text). */
+  _cleanup_free_ char *why = NULL, *unknown = kist_caps_unknown_text (caps);
   const char *source = NULL;
   int ret = apply_sets (want, last, &why);
   if (ret == 0)
     ret = verify_sets (ctx, want, got, &source, &why);
-  if (ret < 0 || unknown_why)
-    {
-      if (unknown_why && why)
-        return kist_report_failed (r, layer, requested, EINVAL, err, "%s; also: %s", unknown_why,
-                                   why);
-      if (unknown_why)
-        return kist_report_failed (r, layer, requested, EINVAL, err,
-                                   "%s (ignored; the other names were applied)", unknown_why);
-      return kist_report_failed (r, layer, requested, -ret, err, "%s", why);
-    }
+  if (ret < 0)
+    return kist_report_failed (r, layer, requested, -ret, err, "%s", why);
 
-  _cleanup_free_ char *ignored = NULL;
-  if (above)
-    {
-      _cleanup_free_ char *n = mask_names (above);
-      ignored = xasprintf ("; ignored (above this kernel's cap_last_cap %d): %s", last, n);
-    }
   kist_report_applied (r, layer, requested,
                        "bnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
-                       " amb=0x%" PRIx64 " (read back%s%s)%s",
+                       " amb=0x%" PRIx64 " (read back%s%s)%s%s",
                        got[SET_BND], got[SET_EFF], got[SET_PRM], got[SET_INH], got[SET_AMB],
                        strcmp (source, "/proc/self/status") == 0 ? "" : " with ",
                        strcmp (source, "/proc/self/status") == 0 ? "" : source,
-                       ignored ? ignored : "");
+                       unknown ? "; not granted (a grant that cannot be given leaves the process "
+                                 "more confined): "
+                               : "",
+                       unknown ? unknown : "");
   return 0;
+}
+
+char *
+kist_caps_unknown_text (const struct kist_capabilities *caps)
+{
+  if (caps == NULL)
+    return NULL;
+  int last = kist_cap_last_cap ();
+  char *const *sets[SET_COUNT]
+      = { caps->bounding, caps->effective, caps->permitted, caps->inheritable, caps->ambient };
+  char *out = NULL;
+  for (int s = 0; s < SET_COUNT; s++)
+    for (size_t i = 0; sets[s] && sets[s][i]; i++)
+      {
+        const char *name = sets[s][i];
+        int c = kist_cap_from_name (name);
+        if (c >= 0 && c <= last)
+          continue;
+        _cleanup_free_ char *item
+            = xasprintf ("%s in process.capabilities.%s (%s)", name, set_field[s],
+                         c < 0 ? "unknown to kist"
+                               : "above this kernel's cap_last_cap");
+        char *joined = out ? xasprintf ("%s, %s", out, item) : xstrdup (item);
+        free (out);
+        out = joined;
+      }
+  return out;
 }

@@ -28,6 +28,11 @@ int kist_cap_last_cap (void);
  * unknown names are left out of the mask. */
 uint64_t kist_caps_mask (char *const *names, int last_cap, uint64_t *above, const char **unknown);
 
+/* caps.c: the capability names of every set that cannot be granted here
+ * (unknown to kist, or above cap_last_cap), "CAP_X in
+ * process.capabilities.bounding (unknown to kist), ..."; NULL when none. */
+char *kist_caps_unknown_text (const struct kist_capabilities *caps);
+
 /* rlimits.c: "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 when unknown. */
 int kist_rlimit_from_name (const char *name);
 /* RLIMIT_NOFILE -> "RLIMIT_NOFILE", NULL when unknown. */

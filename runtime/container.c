@@ -35,6 +35,7 @@
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
+#include "caps.h"
 #include "cgroup.h"
 #include "ns.h"
 #include "seccomp.h"
@@ -648,7 +649,12 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   }
   {
     /* What an engine's user sees in its log: allowed to degrade is not silent. */
-    _cleanup_free_ char *missing = kist_report_missing_text (r);
+    _cleanup_free_ char *missing = kist_report_missing_text (r),
+                        *ungranted = kist_caps_unknown_text (spec->process->capabilities);
+    if (ungranted)
+      kist_log_warn ("container `%s`: capabilities not granted (a grant that cannot be given "
+                     "leaves it more confined): %s",
+                     o->id, ungranted);
     if (missing)
       kist_log_warn ("container `%s` runs without part of its configuration (allowed to "
                      "degrade): %s; `kist report %s` has the details",

@@ -31,6 +31,7 @@
 #include <linux/sched.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "exec.h"
 #include "log.h"
 #include "ns.h"
@@ -712,6 +713,13 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
       reap (gpid);
       goto out;
     }
+  {
+    _cleanup_free_ char *ungranted = kist_caps_unknown_text (spec->process->capabilities);
+    if (ungranted)
+      kist_log_warn ("exec in container `%s`: capabilities not granted (a grant that cannot be "
+                     "given leaves the process more confined): %s",
+                     o->id, ungranted);
+  }
   *pid_out = gpid;
   if (o->pty_master)
     {

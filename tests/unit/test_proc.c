@@ -290,14 +290,18 @@ START_TEST (test_layers_without_syscalls)
   ck_assert_int_eq (kist_rlimits_apply (&ctx, r, &e), 0);
   ck_assert_ptr_null (e);
 
-  /* Unknown capability, not allowed to degrade: fails before any capset. */
+  /* An unknown capability is a grant that cannot be given: named, not a failure. */
   char *bnd[] = { "CAP_KILL", "CAP_FOO", NULL };
-  struct kist_capabilities caps = { .bounding = bnd };
-  proc.capabilities = &caps;
-  ck_assert_int_lt (kist_caps_apply (&ctx, r, &e), 0);
-  ck_assert_ptr_nonnull (
-      strstr (e->msg, "unknown capability `CAP_FOO` in process.capabilities.bounding"));
-  kist_error_freep (&e);
+  char *eff[] = { "CAP_FOO", NULL };
+  struct kist_capabilities caps = { .bounding = bnd, .effective = eff };
+  char *t = kist_caps_unknown_text (&caps);
+  ck_assert_str_eq (t, "CAP_FOO in process.capabilities.bounding (unknown to kist), CAP_FOO in "
+                       "process.capabilities.effective (unknown to kist)");
+  free (t);
+  char *known[] = { "CAP_KILL", NULL };
+  struct kist_capabilities kcaps = { .bounding = known };
+  ck_assert_ptr_null (kist_caps_unknown_text (&kcaps));
+  ck_assert_ptr_null (kist_caps_unknown_text (NULL));
 
   kist_report_free (r);
 }
