@@ -17,7 +17,8 @@
 #     (before the subcommand, as engines pass runtime flags) or update's own
 #     lets named layers degrade; the update then exits 0, warns (also in the
 #     --log file as JSON) and the stored report lists each layer not applied
-#     with its reason, limits.applied false and the policy in allowDegraded;
+#     with its reason, limits.applied false and the policy in allowDegraded,
+#     and `kist state` lists them under "degraded";
 #     an update that fails closed leaves the stored report as it was;
 #   - the container keeps running through all of it; nothing is left.
 . "$(dirname "$0")/lib.sh"
@@ -43,7 +44,7 @@ printf '%s\n' "$DOCKER_ZERO" > "$T/zero.json"
 printf '{"memory":{"limit":67108864}}\n' > "$T/mem.json"
 
 # useq RUNTIME ID: one "STEP: rc" line per call.  RUNTIME_rc ARGS... runs
-# the runtime with stdin from $IN (a string; printf '%s\n', as engines send
+# the runtime with stdin from $IN (a string and a newline, as engines send
 # it) and prints its exit status.
 useq ()
 {
@@ -90,9 +91,11 @@ useq ()
   echo "delete: $(IN= $r delete "$id")"
 }
 
+# (A here-string, not a pipe: under pipefail a printf into a pipe that kist
+# closed unread would fail the call with SIGPIPE.)
 kist_rc ()
 {
-  printf '%s\n' "$IN" | timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" "$@" \
+  timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" "$@" <<< "$IN" \
     > /dev/null 2>> "$T/kist.errs"
   echo $?
 }
@@ -133,7 +136,7 @@ RROOT=$T/runc-root
 RID=$PREFIX-ruseq
 runc_rc ()
 {
-  printf '%s\n' "$IN" | runc --root "$RROOT" "$@" > /dev/null 2>> "$T/runc.errs"
+  runc --root "$RROOT" "$@" <<< "$IN" > /dev/null 2>> "$T/runc.errs"
   echo $?
 }
 runc_out ()
@@ -189,6 +192,8 @@ kc pol_run run --detach --report "$T/pol-run.json" --bundle "$B" "$id"
 expect_eq "run --detach for the policy checks exits 0" 0 "$RC"
 pid=$(state_field "$id" pid)
 kist report "$id" > "$T/rep0.json" 2> /dev/null
+kist state "$id" > "$T/state0.json" 2> /dev/null
+expect_eq "before the updates kist state lists nothing degraded" "" "$(json_list "$T/state0.json" degraded)"
 
 # Zero-valued fields change nothing: the stored report stays as it was.
 IN=$DOCKER_ZERO
@@ -212,8 +217,8 @@ expect_contains "... naming cgroup.cpu.max" "$(tail -n 1 "$T/kist.errs")" "layer
 
 # The global option, as an engine passes it, with a JSON log.
 : > "$T/kist.errs"
-printf '%s\n' "$ENGINE" | timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" --log "$T/log.json" \
-  --log-format json --allow-degraded 'cgroup.*' update --resources - "$id" > "$T/pol.out" 2> "$T/pol.err"
+timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" --log "$T/log.json" --log-format json \
+  --allow-degraded 'cgroup.*' update --resources - "$id" <<< "$ENGINE" > "$T/pol.out" 2> "$T/pol.err"
 expect_eq "global --allow-degraded 'cgroup.*': the update exits 0" 0 "$?"
 expect_contains "the degraded update warns about cgroup.memory.max" "$(cat "$T/pol.err")" \
   "layer cgroup.memory.max not applied (allowed to degrade)"
@@ -240,6 +245,9 @@ expect_match "the stored report's summary says limits NOT applied" "$(jget "$T/r
 kist report --format text "$id" > "$T/rep3.txt" 2> /dev/null
 expect_match "kist report --format text shows cgroup.memory.max not applied" "$(cat "$T/rep3.txt")" \
   'cgroup\.memory\.max +67108864 +no'
+kist state "$id" > "$T/state3.json" 2> /dev/null
+expect_eq "kist state lists the layers the update let degrade" "cgroup.cpu.max,cgroup.memory.max" \
+  "$(json_list "$T/state3.json" degraded | sort | paste -sd,)"
 expect_eq "the stored report still has the run's entries (namespace.pid)" true \
   "$(layer_field "$T/rep3.json" namespace.pid applied)"
 expect_eq "the stored report lists cgroup.memory.max once" 1 \
