@@ -973,13 +973,11 @@ mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan 
   int dirfd = AT_FDCWD;
   _cleanup_free_ char *joined = NULL;
   const char *src = m->source;
+  /* A relative source is relative to the bundle (as runc).  By its path in
+   * this mount namespace: the bundle fd was opened in the caller's, and
+   * open_tree(OPEN_TREE_CLONE) refuses a mount of another namespace. */
   if (src[0] != '/')
-    {
-      if (ctx->bundle_fd >= 0)
-        dirfd = ctx->bundle_fd;
-      else
-        src = joined = xasprintf ("%s/%s", ctx->bundle, m->source);
-    }
+    src = joined = xasprintf ("%s/%s", ctx->bundle, m->source);
   _cleanup_close_ int tree = open_tree (dirfd, src, flags);
   if (tree < 0)
     {

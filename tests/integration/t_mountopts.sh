@@ -246,6 +246,25 @@ else
   skip "bind mode= compared with runc" "runc or a cgroup2 hierarchy is missing"
 fi
 
+# ---- a relative bind source is relative to the bundle (as runc) -------------------
+cfg_reset
+sh_args 'ls /bundle; cat /rel/file'
+C_MOUNTS_EXTRA=", $(bind_json . /bundle rbind ro), $(bind_json sub/dir /rel bind ro)"
+B=$(mkbundle relsrc)
+mkdir -p "$B/sub/dir"
+echo in-rel > "$B/sub/dir/file"
+kc relsrc run --bundle "$B" "$(new_id relsrc)"
+expect_eq "bind of . and of sub/dir: run exits 0 (as runc)" 0 "$RC"
+expect_contains "bind of .: the bundle is at /bundle" "$OUT" "config.json"
+expect_contains "bind of sub/dir: BUNDLE/sub/dir is at /rel" "$OUT" "in-rel"
+if [ -n "$RUNC_OK" ]; then
+  runc_run relsrc "$B"
+  expect_eq "runc runs the same relative binds" 0 "$RC"
+  expect_contains "runc: the same /bundle" "$OUT" "config.json"
+else
+  skip "relative bind sources compared with runc" "runc or a cgroup2 hierarchy is missing"
+fi
+
 # ---- what podman, docker and containerd configs carry ----------------------------
 cfg_reset
 mkdir -p "$T/optsrc"
