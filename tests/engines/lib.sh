@@ -9,8 +9,9 @@
 #                     mount namespace, makes $E (= $T/NAME, all engine state),
 #                     sets ENG_CGROUP (a cgroup parent named after the test
 #                     prefix, e.g. /kit123r456-podman; give it to the engine)
-#                     and registers the cleanup.  Exits 77 (whole test skipped)
-#                     when the machine lacks what engines need.
+#                     and registers the cleanup.  Records a skip (with the
+#                     reason) and exits when the machine lacks what engines
+#                     need.
 #   RT, RT_NAME       the OCI runtime under test: KIST_ENGINE_RUNTIME (e.g.
 #                     /usr/sbin/runc, to prove a check right) or $KIST;
 #                     RT_NAME is its basename.  eng_is_kist: RT is kist.
@@ -223,7 +224,7 @@ eng_init ()
   for b in "$@"; do
     if ! command -v "$b" > /dev/null; then
       skip "$TEST_NAME" "$b is not installed (tests/deps.sh installs it)"
-      exit 77
+      exit 0
     fi
   done
   if [ ! -x "$RT" ]; then
@@ -232,7 +233,7 @@ eng_init ()
   fi
   if ! _eng_cgroup2_view; then
     skip "$TEST_NAME" "no cgroup2 hierarchy to show the engine"
-    exit 77
+    exit 0
   fi
   E=$T/$name
   mkdir -p "$E"
