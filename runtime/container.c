@@ -69,8 +69,8 @@ static const kist_layer_fn init_layers[] = {
   kist_ns_apply,        /* namespace.*: joins, the time namespace, read back */
   kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
   kist_mounts_apply,    /* mounts */
-  kist_dev_apply,       /* dev */
   kist_terminal_apply,  /* terminal: the pty of the container's devpts, /dev/console */
+  kist_dev_apply,       /* dev (last: a read-only /dev tmpfs goes read-only here) */
   kist_hooks_create_apply, /* hooks.prestart, hooks.createRuntime (run by the parent),
                               hooks.createContainer */
   kist_rootfs_pivot,    /* rootfs.pivot_root */
@@ -427,7 +427,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   _cleanup_close_ int start_fd = -1;
   _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL,
                         *annotations = NULL;
-  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
+  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .dev_ro_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file,

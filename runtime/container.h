@@ -33,6 +33,8 @@ struct kist_ctx
   int bundle_fd;                 /* O_DIRECTORY */
   char *rootfs;                  /* absolute host path of root.path (resolved against bundle) */
   int rootfs_fd;                 /* child: the bind mount of the root (valid after pivot_root) */
+  int dev_ro_fd;                 /* child: a read-only /dev tmpfs, mounted writable until the
+                                    dev layer has filled it (mounts.c -> dev.c), or -1 */
   bool no_pivot;                 /* --no-pivot: MS_MOVE + chroot */
   bool no_new_keyring;           /* accepted (runc flag); kist never creates a session keyring */
   int preserve_fds;              /* --preserve-fds N: fds 3..3+N-1 are passed on */

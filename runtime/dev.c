@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -419,6 +420,25 @@ kist_dev_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   _cleanup_free_ char *detail = NULL;
   if (dev_apply (ctx, &detail, &e) < 0)
     return kist_report_failed (r, "dev", "", e->errnum ? e->errnum : EIO, err, "%s", e->msg);
+  if (ctx->dev_ro_fd >= 0)
+    {
+      /* The read-only /dev tmpfs (mounts.c): now that everything is in it. */
+      _cleanup_close_ int fd = steal_fd (&ctx->dev_ro_fd);
+      struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+      struct statvfs sv;
+      if (mount_setattr (fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+        return kist_report_failed (r, "dev", "", errno, err,
+                                   "make the /dev tmpfs read-only (its mount options say ro): %s",
+                                   strerror (errno));
+      if (fstatvfs (fd, &sv) < 0 || !(sv.f_flag & ST_RDONLY))
+        return kist_report_failed (r, "dev", "", EIO, err,
+                                   "the /dev tmpfs is not read-only after mount_setattr "
+                                   "(fstatvfs read back)");
+      kist_report_applied (r, "dev", "", "%s; then /dev made read-only as its mount options ask "
+                                         "(fstatvfs read back)",
+                           detail);
+      return 0;
+    }
   kist_report_applied (r, "dev", "", "%s", detail);
   return 0;
 }

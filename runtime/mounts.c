@@ -1116,6 +1116,20 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
   attrs_apply (&a, p->top.set, p->top.clr);
   /* A read-only tmpfs is filled first and made read-only after. */
   uint64_t late_rdonly = p->copyup ? (a.set & MOUNT_ATTR_RDONLY) : 0;
+  /* A read-only /dev tmpfs (as runc): writable for the mounts, nodes and
+   * console that go under it, made read-only at the end of the dev layer
+   * (ctx->dev_ro_fd), and verified there. */
+  bool dev_late = !p->copyup && strcmp (p->fstype, "tmpfs") == 0 && strcmp (p->clean, "/dev") == 0
+                  && (a.set & MOUNT_ATTR_RDONLY) && ctx->dev_ro_fd < 0;
+  if (dev_late)
+    {
+      a.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+      p->rec.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+      p->top.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+      append (&p->note, "; ",
+              xstrdup ("/dev: read-only once its submounts, nodes and console exist (the dev "
+                       "layer makes and verifies it, as runc)"));
+    }
   _cleanup_close_ int mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) (a.set & ~late_rdonly));
   if (mnt < 0)
     {
@@ -1143,7 +1157,10 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
     return kist_error_make (err, errno, "move_mount onto the destination");
   if (apply_propagation (mnt, p, err) < 0)
     return -1;
-  return verify_mount (ctx, m->destination, mnt, target, p, fs_magic (p->fstype), 0, false, err);
+  int ret = verify_mount (ctx, m->destination, mnt, target, p, fs_magic (p->fstype), 0, false, err);
+  if (ret == 0 && dev_late)
+    ctx->dev_ro_fd = steal_fd (&mnt);
+  return ret;
 }
 
 /* ------------------------------------------------------------- the layer */

@@ -265,6 +265,32 @@ else
   skip "relative bind sources compared with runc" "runc or a cgroup2 hierarchy is missing"
 fi
 
+# ---- a read-only /dev tmpfs: its submounts, nodes and console first (as runc) --------
+cfg_reset
+C_TERMINAL=true
+sh_args 'touch /dev/x 2> /dev/null && echo dev-writable || echo dev-readonly; ls /dev/pts/ptmx;
+  echo > /dev/null && echo null-ok; [ -c /dev/console ] && echo console-ok; true'
+B=$(mkbundle devro)
+jq '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]' "$B/config.json" > "$B/c" \
+  && mv "$B/c" "$B/config.json"
+kc devro run --bundle "$B" --report "$T/devro.json" "$(new_id devro)"
+OUT=$(tr -d '\r' <<< "$OUT")
+expect_eq "ro /dev tmpfs with /dev/pts under it: run exits 0 (as runc)" 0 "$RC"
+expect_contains "ro /dev: /dev is read-only in the end" "$OUT" dev-readonly
+expect_contains "ro /dev: the devpts under it is mounted" "$OUT" /dev/pts/ptmx
+expect_contains "ro /dev: /dev/null is there and writable" "$OUT" null-ok
+expect_contains "ro /dev: the terminal's /dev/console is bound in it" "$OUT" console-ok
+expect_contains "ro /dev: the dev entry says it made /dev read-only and read it back" \
+  "$(layer_field "$T/devro.json" dev detail)" "then /dev made read-only"
+if [ -n "$RUNC_OK" ]; then
+  jq '.process.terminal = false' "$B/config.json" > "$B/c" && mv "$B/c" "$B/config.json"
+  runc_run devro "$B"
+  expect_eq "runc runs the same read-only /dev" 0 "$RC"
+  expect_contains "runc: /dev read-only too" "$OUT" dev-readonly
+else
+  skip "read-only /dev compared with runc" "runc or a cgroup2 hierarchy is missing"
+fi
+
 # ---- what podman, docker and containerd configs carry ----------------------------
 cfg_reset
 mkdir -p "$T/optsrc"
