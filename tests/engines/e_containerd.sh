@@ -215,7 +215,7 @@ id=$PREFIX-tty
 eng_tmux_start runtty 87 23 \
   "ctr --address $(printf '%q' "$CTRD_SOCK") -n $CTR_NS run --rm --tty $(printf '%q ' "${RUN[@]}") \
      --cgroup $ENG_CGROUP/$id $IMG $id sh -c $(printf '%q' "$TTY_PROBE; exit 6")"
-TRC=$(eng_tmux_done runtty 40)
+TRC=$(eng_tmux_done runtty 30)
 S=$(eng_tmux_screen runtty)
 expect_contains "run --tty: stdin and stdout are a terminal inside" "$S" "TTY-42"
 expect_contains "run --tty: the terminal has the caller's size" "$S" "size 23 87"

@@ -134,7 +134,7 @@ expect_contains "docker's exec reached the runtime as exec --process --detach" \
   "$(grep ' exec ' "$ARGV_LOG")" "--detach"
 eng_tmux_start execit 89 21 \
   "/usr/bin/docker -H unix://$(printf '%q' "$DK_SOCK") exec -it $CID sh -c $(printf '%q' "$TTY_PROBE; exit 7")"
-TRC=$(eng_tmux_done execit 40)
+TRC=$(eng_tmux_done execit 30)
 S=$(eng_tmux_screen execit)
 expect_contains "exec -it: stdin and stdout are a terminal inside" "$S" "TTY-42"
 expect_contains "exec -it: the terminal has the caller's size" "$S" "size 21 89"
@@ -186,7 +186,7 @@ expect_true "rm: the container's cgroup is gone" test ! -e "$(cg_of "$CID")"
 eng_tmux_start runit 93 25 \
   "/usr/bin/docker -H unix://$(printf '%q' "$DK_SOCK") run -it --rm --network none --name $PREFIX-it \
      $(printf '%q ' "${RUN[@]}") $IMG sh -c $(printf '%q' "$TTY_PROBE; exit 6")"
-TRC=$(eng_tmux_done runit 60)
+TRC=$(eng_tmux_done runit 30)
 S=$(eng_tmux_screen runit)
 expect_contains "run -it: stdin and stdout are a terminal inside" "$S" "TTY-42"
 expect_contains "run -it: the terminal has the caller's size" "$S" "size 25 93"

@@ -39,8 +39,8 @@
 #   eng_daemons_check_clean WHAT  after the daemons are stopped: no daemon or
 #                     shim of ours, the private /run and /etc/docker
 #                     unmounted, the host's iptables rules and forwarding
-#                     sysctls unchanged, no interface added, then
-#                     eng_check_clean WHAT.
+#                     sysctls unchanged, no interface or /tmp/ptyN console
+#                     socket dir added, then eng_check_clean WHAT.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -84,6 +84,7 @@ eng_daemons_init ()
   ENG_LINKS_BEFORE=$(_eng_links)
   ENG_IPT_BEFORE=$(_eng_iptables)
   ENG_SYSCTL_BEFORE=$(_eng_sysctls)
+  ENG_TMP_BEFORE=$(_eng_tmp_pty)
   export DOCKER_CONFIG=$E/docker-client
 }
 
@@ -99,6 +100,12 @@ _eng_private_undo ()
 _eng_links ()
 {
   ip -o link show 2> /dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort
+}
+
+# Console socket dirs a shim makes when TMPDIR is not set.
+_eng_tmp_pty ()
+{
+  find /tmp -maxdepth 1 -name 'pty[0-9]*' 2> /dev/null | sort
 }
 
 _eng_sysctls ()
@@ -186,7 +193,9 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
   [plugins."io.containerd.internal.v1.opt"]
     path = "$c/opt"
 EOF
-  containerd --config "$c/config.toml" > "$c/log" 2>&1 < /dev/null &
+  # The shims make their console sockets in $TMPDIR (else /tmp/ptyN).
+  mkdir -p "$c/tmp"
+  TMPDIR=$c/tmp containerd --config "$c/config.toml" > "$c/log" 2>&1 < /dev/null &
   CTRD_PID=$!
   eng_on_cleanup ctrd_stop
   for ((i = 0; i < 300; i++)); do
@@ -250,6 +259,10 @@ ctrd_stop ()
   s=$(ctrd_shims)
   # shellcheck disable=SC2086
   [ -z "$s" ] || eng_stop_pids 5 $s
+  # A runtime call a shim was waiting for (its argv names the bundle).
+  s=$(eng_pids_matching "$CTRD_DIR/")
+  # shellcheck disable=SC2086
+  [ -z "$s" ] || eng_stop_pids 5 $s
   # The snapshotter's and the shims' mounts, should any be left.
   eng_umount_under "$CTRD_DIR" > /dev/null
 }
@@ -300,7 +313,8 @@ dockerd_start ()
   "runtimes": $1
 }
 EOF
-  dockerd --config-file "$d/daemon.json" -H "unix://$DK_SOCK" --containerd "$CTRD_SOCK" \
+  mkdir -p "$d/tmp"
+  TMPDIR=$d/tmp dockerd --config-file "$d/daemon.json" -H "unix://$DK_SOCK" --containerd "$CTRD_SOCK" \
     > "$d/log" 2>&1 < /dev/null &
   DOCKERD_PID=$!
   for ((i = 0; i < 300; i++)); do
@@ -352,6 +366,8 @@ eng_daemons_check_clean ()
   _eng_private_undo
   expect_eq "$what: the host's iptables rules are unchanged" "$ENG_IPT_BEFORE" "$(_eng_iptables)"
   expect_eq "$what: the host's forwarding sysctls are unchanged" "$ENG_SYSCTL_BEFORE" "$(_eng_sysctls)"
+  expect_eq "$what: no console socket dir is left in /tmp" "" \
+    "$(comm -13 <(printf '%s\n' "$ENG_TMP_BEFORE") <(_eng_tmp_pty) | sed '/^$/d')"
   expect_eq "$what: no network interface is left" "" \
     "$(comm -13 <(printf '%s\n' "$ENG_LINKS_BEFORE") <(_eng_links))"
   eng_check_clean "$what"
