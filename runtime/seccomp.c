@@ -391,7 +391,7 @@ kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struct ki
    * create's commit and the start come back over it (recvmsg, accept4,
    * recvfrom).  A filter that denies one of them would kill every message,
    * the error included: say so now, while it can still be said. */
-  if (sc->insns)
+  if (sc->insns && ctx->sync_fd >= 0)
     {
       static const struct
       {
