@@ -110,6 +110,14 @@ kist_cgroup_mount (char **mount, struct kist_error **err)
       if (i < 5)
         continue;
       unescape_mountinfo (f[4]);
+      /* Only a mount that is what its path shows now: one hidden by a later
+       * mount over its path (the engines' cgroup2 bind over /sys/fs/cgroup
+       * hides /sys/fs/cgroup/unified) is not reachable there. */
+      uint64_t id = 0, at = 0;
+      _cleanup_error_ struct kist_error *e = NULL;
+      if (kist_parse_u64 (f[0], &id) < 0 || kist_mnt_id_at (AT_FDCWD, f[4], 0, &at, &e) < 0
+          || at != id)
+        continue;
       *mount = xstrdup (f[4]);
       return 0;
     }

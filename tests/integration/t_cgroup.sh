@@ -323,3 +323,25 @@ for cmd in "update --memory 64m" "pause" "resume" "ps" "events --stats"; do
   expect_contains "$cmd of a non-existent container: the error says it does not exist" "$ERR" \
     "does not exist"
 done
+
+# ---- the cgroup2 hierarchy mounted again over a path (what engine tests do) ----------
+# A cgroup2 bind over /sys/fs/cgroup hides the first cgroup2 mount of
+# mountinfo on a hybrid host: kist must use the mount its path shows now.
+if [ -n "$CG2" ] && [ "$CG2" != /sys/fs/cgroup ]; then
+  cfg_reset
+  C_LINUX_EXTRA=", \"cgroupsPath\": \"/$PREFIX-over/c1\""
+  B=$(mkbundle cgover)
+  id=$(new_id cgover)
+  unshare -m --propagation private sh -c '
+      mount --bind "$1" /sys/fs/cgroup || exit 99
+      timeout -k 5 30 "$2" --root "$3" run --report "$4" --bundle "$5" "$6" < /dev/null' \
+    sh "$CG2" "$KIST" "$ROOT" "$T/cgover.json" "$B" "$id" > "$T/cgover.out" 2> "$T/cgover.err"
+  RC=$?
+  expect_eq "cgroup2 bound over /sys/fs/cgroup (the first cgroup2 mount hidden): run exits 0" 0 "$RC"
+  expect_contains "cgroup2 bound over /sys/fs/cgroup: the scope is under the visible mount" \
+    "$(layer_field "$T/cgover.json" cgroup detail)" "scope /sys/fs/cgroup/$PREFIX-over/c1"
+  rmdir "$CG2/$PREFIX-over/c1" "$CG2/$PREFIX-over" 2> /dev/null
+  nothing_left "cgroup2 bound over /sys/fs/cgroup"
+else
+  skip "a cgroup2 mount hidden by another" "cgroup2 is mounted at /sys/fs/cgroup here"
+fi
