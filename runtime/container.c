@@ -82,6 +82,10 @@ static const kist_layer_fn init_layers[] = {
                            executable lookup */
   kist_rootfs_readonly, /* rootfs.readonly */
   kist_rlimits_apply,   /* rlimit.* */
+  kist_io_priority_apply, /* io_priority: before the user switch and any filter */
+  kist_scheduler_apply, /* scheduler: likewise (SCHED_FIFO needs CAP_SYS_NICE) */
+  kist_personality_apply, /* personality */
+  kist_memory_policy_apply, /* memory_policy */
   kist_seccomp_apply_early, /* seccomp, here only without no_new_privileges (needs
                                CAP_SYS_ADMIN, as runc does) */
   kist_user_apply,      /* user */
@@ -89,6 +93,7 @@ static const kist_layer_fn init_layers[] = {
   kist_nnp_apply,       /* no_new_privileges */
   kist_seccomp_apply,   /* seccomp: here only a filter with a notify listener (its fd
                            goes to the waiting parent); else kist_process_exec */
+  kist_exec_cpu_affinity_apply, /* exec_cpu_affinity: not for the init (says so) */
 };
 
 /* ------------------------------------------------------------------ init */

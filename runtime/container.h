@@ -118,6 +118,26 @@ int kist_rlimits_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
 int kist_oom_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child): cwd, environment, the executable lookup (ctx->exec_fd). */
 int kist_process_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* sched.c (child, before user and seccomp): process.ioPriority (ioprio_set /
+ * ioprio_get of the process itself). */
+int kist_io_priority_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* sched.c (child, before user and seccomp): process.scheduler (sched_setattr /
+ * sched_getattr). */
+int kist_scheduler_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* sched.c (exec's process, first): process.execCPUAffinity.initial, for the
+ * setup inside the container; records only a failure. */
+int kist_exec_cpu_affinity_initial (struct kist_ctx *ctx, struct kist_report *r,
+                                    struct kist_error **err);
+/* sched.c (last before kist_process_exec): process.execCPUAffinity.final in
+ * exec (the cpuset's CPUs when omitted); in the init: not applicable, says so. */
+int kist_exec_cpu_affinity_apply (struct kist_ctx *ctx, struct kist_report *r,
+                                  struct kist_error **err);
+/* personality.c (child, before user and seccomp): linux.personality. */
+int kist_personality_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* personality.c (child, before user and seccomp): linux.memoryPolicy
+ * (set_mempolicy / get_mempolicy). */
+int kist_memory_policy_apply (struct kist_ctx *ctx, struct kist_report *r,
+                              struct kist_error **err);
 /* process.c (child): user (additionalGids, gid, uid, umask), keeping capabilities. */
 int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* caps.c (child, after user): the five capability sets. */

@@ -49,14 +49,20 @@ typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct ki
 /* The process layers of the init (container.c init_layers), in the same
  * order, without those that set up the container itself. */
 static const kist_layer_fn exec_layers[] = {
+  kist_exec_cpu_affinity_initial, /* execCPUAffinity.initial for the setup (no entry) */
   kist_terminal_apply,      /* terminal: a pty of the container's devpts (no /dev/console) */
   kist_process_prepare,     /* cwd, environment, executable lookup */
   kist_rlimits_apply,       /* rlimit.* */
+  kist_io_priority_apply,   /* io_priority */
+  kist_scheduler_apply,     /* scheduler */
+  kist_personality_apply,   /* personality */
+  kist_memory_policy_apply, /* memory_policy */
   kist_seccomp_apply_early, /* seccomp without no_new_privileges (needs CAP_SYS_ADMIN) */
   kist_user_apply,          /* user */
   kist_caps_apply,          /* capabilities */
   kist_nnp_apply,           /* no_new_privileges */
   kist_seccomp_apply,       /* seccomp with a notify listener; else kist_process_exec */
+  kist_exec_cpu_affinity_apply, /* exec_cpu_affinity: final, right before the exec */
 };
 
 /* Join order: the user namespace first (it owns the others), the mount

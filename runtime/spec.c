@@ -494,6 +494,349 @@ get_map (struct jpath *p, yajl_val obj, const char *key, char ***flat, size_t *n
   return 0;
 }
 
+/* ---- process.ioPriority, scheduler, execCPUAffinity; linux.personality,
+ * memoryPolicy (the layers: sched.c, personality.c) ---------------------- */
+
+struct name_num
+{
+  const char *name;
+  long value;
+};
+
+static const struct name_num ioprio_classes[] = {
+  { "IOPRIO_CLASS_RT", 1 }, { "IOPRIO_CLASS_BE", 2 }, { "IOPRIO_CLASS_IDLE", 3 },
+};
+static const struct name_num sched_policies[] = {
+  { "SCHED_OTHER", 0 }, { "SCHED_FIFO", 1 }, { "SCHED_RR", 2 },       { "SCHED_BATCH", 3 },
+  { "SCHED_ISO", 4 },   { "SCHED_IDLE", 5 }, { "SCHED_DEADLINE", 6 },
+};
+static const struct name_num sched_flag_names[] = {
+  { "SCHED_FLAG_RESET_ON_FORK", 0x01 }, { "SCHED_FLAG_RECLAIM", 0x02 },
+  { "SCHED_FLAG_DL_OVERRUN", 0x04 },    { "SCHED_FLAG_KEEP_POLICY", 0x08 },
+  { "SCHED_FLAG_KEEP_PARAMS", 0x10 },   { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+  { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
+};
+static const struct name_num personality_domains[] = {
+  { "LINUX", 0x0000 }, { "LINUX32", 0x0008 },
+};
+static const struct name_num mpol_modes[] = {
+  { "MPOL_DEFAULT", 0 },        { "MPOL_PREFERRED", 1 }, { "MPOL_BIND", 2 },
+  { "MPOL_INTERLEAVE", 3 },     { "MPOL_LOCAL", 4 },     { "MPOL_PREFERRED_MANY", 5 },
+  { "MPOL_WEIGHTED_INTERLEAVE", 6 },
+};
+static const struct name_num mpol_flag_names[] = {
+  { "MPOL_F_STATIC_NODES", 1 << 15 },
+  { "MPOL_F_RELATIVE_NODES", 1 << 14 },
+  { "MPOL_F_NUMA_BALANCING", 1 << 13 },
+};
+
+static const char *
+name_of (const struct name_num *t, size_t n, long value)
+{
+  for (size_t i = 0; i < n; i++)
+    if (t[i].value == value)
+      return t[i].name;
+  return NULL;
+}
+
+const char *
+kist_sched_policy_name (int policy)
+{
+  return name_of (sched_policies, KIST_ARRAY_SIZE (sched_policies), policy);
+}
+
+const char *
+kist_ioprio_class_name (int klass)
+{
+  return name_of (ioprio_classes, KIST_ARRAY_SIZE (ioprio_classes), klass);
+}
+
+const char *
+kist_mempolicy_mode_name (int mode)
+{
+  return name_of (mpol_modes, KIST_ARRAY_SIZE (mpol_modes), mode);
+}
+
+/* The string v is one of the names in t: its value, else an error listing them. */
+static int
+val_enum (struct jpath *p, yajl_val v, const struct name_num *t, size_t n, long *out,
+          struct kist_error **err)
+{
+  if (!YAJL_IS_STRING (v))
+    return jp_err (p, err, "expected string");
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (v->u.string, t[i].name) == 0)
+      {
+        *out = t[i].value;
+        return 0;
+      }
+  _cleanup_free_ char *list = xstrdup ("");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *l = xasprintf ("%s%s%s", list, i ? ", " : "", t[i].name);
+      free (list);
+      list = l;
+    }
+  return jp_err (p, err, "unknown value \"%s\" (expected one of %s)", v->u.string, list);
+}
+
+static int
+get_enum (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t, size_t n,
+          long *out, struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, true, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_enum (p, v, t, n, out, err)) < 0)
+    return r;
+  jp_pop (p, m);
+  return 0;
+}
+
+/* An optional array of names from t -> the OR of their values. */
+static int
+get_enum_flags (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t,
+                size_t n, uint64_t *out, struct kist_error **err)
+{
+  yajl_val a;
+  size_t m;
+  *out = 0;
+  int r = enter (p, obj, key, yajl_t_array, false, &a, &m, err);
+  if (r <= 0)
+    return r;
+  for (size_t i = 0; i < a->u.array.len; i++)
+    {
+      size_t m2 = jp_index (p, i);
+      long x = 0;
+      if ((r = val_enum (p, a->u.array.values[i], t, n, &x, err)) < 0)
+        return r;
+      *out |= (uint64_t) x;
+      jp_pop (p, m2);
+    }
+  jp_pop (p, m);
+  return 0;
+}
+
+int
+kist_idlist_parse (const char *s, unsigned long *bits, size_t nbits, const char **bad)
+{
+  const size_t word = 8 * sizeof (unsigned long);
+  memset (bits, 0, (nbits + word - 1) / word * sizeof (unsigned long));
+  *bad = s;
+  if (*s == '\0')
+    return 0;
+  for (;;)
+    {
+      char *end;
+      *bad = s;
+      if (*s < '0' || *s > '9')
+        return -EINVAL;
+      errno = 0;
+      unsigned long a = strtoul (s, &end, 10), b = a;
+      if (errno == ERANGE || a >= nbits)
+        return -ERANGE;
+      s = end;
+      if (*s == '-')
+        {
+          *bad = ++s;
+          if (*s < '0' || *s > '9')
+            return -EINVAL;
+          errno = 0;
+          b = strtoul (s, &end, 10);
+          if (errno == ERANGE || b >= nbits)
+            return -ERANGE;
+          if (b < a)
+            return -EINVAL;
+          s = end;
+        }
+      for (unsigned long i = a; i <= b; i++)
+        bits[i / word] |= 1UL << (i % word);
+      *bad = s;
+      if (*s == '\0')
+        return 0;
+      if (*s != ',')
+        return -EINVAL;
+      s++;
+    }
+}
+
+char *
+kist_idlist_format (const unsigned long *bits, size_t nbits)
+{
+  const size_t word = 8 * sizeof (unsigned long);
+  char *out = xstrdup ("");
+  for (size_t i = 0; i < nbits; i++)
+    {
+      if (!(bits[i / word] & (1UL << (i % word))))
+        continue;
+      size_t j = i;
+      while (j + 1 < nbits && (bits[(j + 1) / word] & (1UL << ((j + 1) % word))))
+        j++;
+      char *n = j > i ? xasprintf ("%s%s%zu-%zu", out, *out ? "," : "", i, j)
+                      : xasprintf ("%s%s%zu", out, *out ? "," : "", i);
+      free (out);
+      out = n;
+      i = j;
+    }
+  return out;
+}
+
+/* An optional list of CPUs or nodes ("0-3,7") at obj[key]; "" -> NULL. */
+static int
+get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
+            struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  *out = NULL;
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  _cleanup_free_ char *s = NULL;
+  if ((r = val_str (p, v, S_EMPTY_NULL, &s, err)) < 0)
+    return r;
+  if (s != NULL)
+    {
+      unsigned long bits[KIST_IDLIST_MAX / (8 * sizeof (unsigned long))];
+      const char *bad = NULL;
+      r = kist_idlist_parse (s, bits, KIST_IDLIST_MAX, &bad);
+      if (r == -ERANGE)
+        return jp_err (p, err, "\"%s\": %s numbers above %d are not supported", s, what,
+                       KIST_IDLIST_MAX - 1);
+      if (r < 0)
+        return jp_err (p, err,
+                       "\"%s\" is not a list of %s numbers (at offset %zu; expected "
+                       "comma-separated numbers and ranges such as \"0-3,7\")",
+                       s, what, (size_t) (bad - s));
+    }
+  jp_pop (p, m);
+  *out = steal_pointer (&s);
+  return 0;
+}
+
+static int
+parse_io_priority (struct jpath *p, yajl_val v, struct kist_io_priority *io,
+                   struct kist_error **err)
+{
+  /* priority is REQUIRED by runtime-spec, but runc's decoder takes a missing
+   * one as 0 (and IOPRIO_CLASS_IDLE has no levels): so does kist. */
+  long klass = 0;
+  int r;
+  if ((r = get_enum (p, v, "class", ioprio_classes, KIST_ARRAY_SIZE (ioprio_classes), &klass,
+                     err))
+          < 0
+      || (r = get_int_range (p, v, "priority", 0, 7, &io->priority, NULL, err)) < 0)
+    return r;
+  io->klass = (int) klass;
+  return 0;
+}
+
+static int
+parse_scheduler (struct jpath *p, yajl_val v, struct kist_scheduler *s, struct kist_error **err)
+{
+  long policy = 0;
+  int nice = 0, prio = 0;
+  int r;
+  if ((r = get_enum (p, v, "policy", sched_policies, KIST_ARRAY_SIZE (sched_policies), &policy,
+                     err))
+          < 0
+      || (r = get_int_range (p, v, "nice", -20, 19, &nice, NULL, err)) < 0
+      || (r = get_int_range (p, v, "priority", INT32_MIN, INT32_MAX, &prio, NULL, err)) < 0
+      || (r = get_enum_flags (p, v, "flags", sched_flag_names, KIST_ARRAY_SIZE (sched_flag_names),
+                              &s->flags, err))
+             < 0
+      || (r = get_u64 (p, v, "runtime", false, &s->runtime, err)) < 0
+      || (r = get_u64 (p, v, "deadline", false, &s->deadline, err)) < 0
+      || (r = get_u64 (p, v, "period", false, &s->period, err)) < 0)
+    return r;
+  s->policy = (int) policy;
+  s->nice = nice;
+  s->priority = prio;
+  return 0;
+}
+
+static int
+parse_exec_cpu_affinity (struct jpath *p, yajl_val v, struct kist_exec_cpu_affinity *a,
+                         struct kist_error **err)
+{
+  int r;
+  if ((r = get_idlist (p, v, "initial", "CPU", &a->initial, err)) < 0
+      || (r = get_idlist (p, v, "final", "CPU", &a->final, err)) < 0)
+    return r;
+  return 0;
+}
+
+static int
+parse_personality (struct jpath *p, yajl_val v, struct kist_personality *pers,
+                   struct kist_error **err)
+{
+  long domain = 0;
+  int r = get_enum (p, v, "domain", personality_domains, KIST_ARRAY_SIZE (personality_domains),
+                    &domain, err);
+  if (r < 0)
+    return r;
+  yajl_val a;
+  size_t m;
+  r = enter (p, v, "flags", yajl_t_array, false, &a, &m, err);
+  if (r < 0)
+    return r;
+  if (r > 0)
+    {
+      if (a->u.array.len > 0)
+        {
+          jp_index (p, 0);
+          return jp_err (p, err,
+                         "runtime-spec defines no personality flags (kist sets the domain "
+                         "only): remove the flags");
+        }
+      jp_pop (p, m);
+    }
+  pers->domain = (unsigned long) domain;
+  return 0;
+}
+
+static int
+parse_memory_policy (struct jpath *p, yajl_val v, struct kist_memory_policy *mp,
+                     struct kist_error **err)
+{
+  long mode = 0;
+  uint64_t flags = 0;
+  int r;
+  if ((r = get_enum (p, v, "mode", mpol_modes, KIST_ARRAY_SIZE (mpol_modes), &mode, err)) < 0
+      || (r = get_idlist (p, v, "nodes", "NUMA node", &mp->nodes, err)) < 0
+      || (r = get_enum_flags (p, v, "flags", mpol_flag_names, KIST_ARRAY_SIZE (mpol_flag_names),
+                              &flags, err))
+             < 0)
+    return r;
+  if ((flags & (1 << 15)) && (flags & (1 << 14)))
+    {
+      jp_key (p, "flags");
+      return jp_err (p, err,
+                     "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other: keep one");
+    }
+  mp->mode = (int) mode;
+  mp->flags = (unsigned) flags;
+  return 0;
+}
+
+/* obj[key], an optional object, parsed by fn into out; *present set when found. */
+#define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
+  ({                                                                                               \
+    yajl_val o_;                                                                                   \
+    size_t m_;                                                                                     \
+    int r_ = enter (p, obj, key, yajl_t_object, false, &o_, &m_, err);                             \
+    if (r_ > 0)                                                                                    \
+      {                                                                                            \
+        *(present) = true;                                                                         \
+        r_ = fn (p, o_, out, err);                                                                 \
+        if (r_ == 0)                                                                               \
+          jp_pop (p, m_);                                                                          \
+      }                                                                                            \
+    r_ < 0 ? r_ : 0;                                                                               \
+  })
+
 /* ---- process -------------------------------------------------------------- */
 
 static void
@@ -683,9 +1026,15 @@ parse_process (struct jpath *p, yajl_val v, struct kist_process **out, struct ki
       || (r = get_str (p, v, "selinuxLabel", S_EMPTY_NULL, &proc->selinux_label, err)) < 0)
     return r;
 
-  if ((r = get_present (p, v, "ioPriority", &proc->has_io_priority, err)) < 0
-      || (r = get_present (p, v, "scheduler", &proc->has_scheduler, err)) < 0
-      || (r = get_present (p, v, "execCPUAffinity", &proc->has_exec_cpu_affinity, err)) < 0)
+  if ((r = PARSE_OBJECT (p, v, "ioPriority", &proc->has_io_priority, parse_io_priority,
+                         &proc->io_priority, err))
+          < 0
+      || (r = PARSE_OBJECT (p, v, "scheduler", &proc->has_scheduler, parse_scheduler,
+                            &proc->scheduler, err))
+             < 0
+      || (r = PARSE_OBJECT (p, v, "execCPUAffinity", &proc->has_exec_cpu_affinity,
+                            parse_exec_cpu_affinity, &proc->exec_cpu_affinity, err))
+             < 0)
     return r;
 
   *out = steal_pointer (&proc);
@@ -985,8 +1334,12 @@ parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_erro
     return r;
 
   if ((r = get_present (p, v, "intelRdt", &l->has_intel_rdt, err)) < 0
-      || (r = get_present (p, v, "personality", &l->has_personality, err)) < 0
-      || (r = get_present (p, v, "memoryPolicy", &l->has_memory_policy, err)) < 0)
+      || (r = PARSE_OBJECT (p, v, "personality", &l->has_personality, parse_personality,
+                            &l->personality, err))
+             < 0
+      || (r = PARSE_OBJECT (p, v, "memoryPolicy", &l->has_memory_policy, parse_memory_policy,
+                            &l->memory_policy, err))
+             < 0)
     return r;
   return 0;
 }
@@ -1289,6 +1642,8 @@ kist_process_free (struct kist_process *p)
   free (p->rlimits);
   free (p->apparmor_profile);
   free (p->selinux_label);
+  free (p->exec_cpu_affinity.initial);
+  free (p->exec_cpu_affinity.final);
   free (p);
 }
 
@@ -1341,6 +1696,7 @@ linux_free (struct kist_linux *l)
   kist_strv_free (l->masked_paths);
   kist_strv_free (l->readonly_paths);
   free (l->mount_label);
+  free (l->memory_policy.nodes);
   free (l);
 }
 

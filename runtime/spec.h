@@ -79,6 +79,62 @@ struct kist_user
   bool has_additional_gids;
 };
 
+/* process.ioPriority: class is IOPRIO_CLASS_RT (1), _BE (2) or _IDLE (3),
+ * priority 0 (highest) .. 7 (lowest). */
+struct kist_io_priority
+{
+  int klass;
+  int priority;
+};
+
+/* process.scheduler: policy is SCHED_* (SCHED_ISO: 4, which mainline Linux
+ * does not have: the layer says so), flags the SCHED_FLAG_* bits. */
+struct kist_scheduler
+{
+  int policy;
+  int32_t nice, priority;
+  uint64_t flags;
+  uint64_t runtime, deadline, period;
+};
+
+/* process.execCPUAffinity: CPU lists as given ("0-3,7"), syntax checked;
+ * NULL when absent or empty. */
+struct kist_exec_cpu_affinity
+{
+  char *initial, *final;
+};
+
+/* linux.personality: the domain as personality(2) takes it (PER_LINUX 0,
+ * PER_LINUX32 8). */
+struct kist_personality
+{
+  unsigned long domain;
+};
+
+/* linux.memoryPolicy: mode MPOL_* (without flags), flags the MPOL_F_* bits,
+ * nodes as given ("0-3,7", syntax checked; NULL when absent or empty). */
+struct kist_memory_policy
+{
+  int mode;
+  unsigned flags;
+  char *nodes;
+};
+
+/* Largest CPU / NUMA node number a list may name (bits of the masks kist
+ * passes to the kernel). */
+#define KIST_IDLIST_MAX 4096
+
+/* "0-3,7" -> bits (nbits of them, zeroed first).  0, or -EINVAL (syntax:
+ * *bad points at the offending character) or -ERANGE (a number >= nbits). */
+int kist_idlist_parse (const char *s, unsigned long *bits, size_t nbits, const char **bad);
+/* bits -> "0-3,7" ("" when none is set); newly allocated. */
+char *kist_idlist_format (const unsigned long *bits, size_t nbits);
+
+/* Names <-> numbers for the five settings above (NULL / -1 when unknown). */
+const char *kist_sched_policy_name (int policy);
+const char *kist_ioprio_class_name (int klass);
+const char *kist_mempolicy_mode_name (int mode);
+
 struct kist_process
 {
   bool terminal;
@@ -96,8 +152,11 @@ struct kist_process
   int oom_score_adj;
   char *apparmor_profile;  /* not implemented: reported + fails closed */
   char *selinux_label;     /* not implemented: reported + fails closed */
-  /* process.ioPriority, scheduler, execCPUAffinity: presence only (not implemented) */
+  /* process.ioPriority, scheduler, execCPUAffinity (sched.c); has_*: present. */
   bool has_io_priority, has_scheduler, has_exec_cpu_affinity;
+  struct kist_io_priority io_priority;
+  struct kist_scheduler scheduler;
+  struct kist_exec_cpu_affinity exec_cpu_affinity;
 };
 
 struct kist_device
@@ -173,6 +232,8 @@ struct kist_linux
   char **readonly_paths;   /* NULL-terminated or NULL */
   char *mount_label;       /* not implemented */
   bool has_intel_rdt, has_personality, has_memory_policy;
+  struct kist_personality personality;        /* personality.c */
+  struct kist_memory_policy memory_policy;    /* personality.c */
 };
 
 struct kist_spec

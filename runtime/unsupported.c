@@ -37,12 +37,7 @@ kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
             "process.selinuxLabel / linux.mountLabel (SELinux)");
   else
     kist_report_skip (r, "selinux", "not requested");
-  REFUSE (p && p->has_io_priority, "io_priority", NULL, "process.ioPriority");
-  REFUSE (p && p->has_scheduler, "scheduler", NULL, "process.scheduler");
-  REFUSE (p && p->has_exec_cpu_affinity, "exec_cpu_affinity", NULL, "process.execCPUAffinity");
   REFUSE (l && l->has_intel_rdt, "intel_rdt", NULL, "linux.intelRdt");
-  REFUSE (l && l->has_personality, "personality", NULL, "linux.personality");
-  REFUSE (l && l->has_memory_policy, "memory_policy", NULL, "linux.memoryPolicy");
   /* hooks: implemented (hooks.c), each kind recorded as hooks.<kind> where it runs. */
 
 #undef REFUSE

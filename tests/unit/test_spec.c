@@ -179,6 +179,8 @@ START_TEST (test_full_config)
   ck_assert_str_eq (p->apparmor_profile, "prof");
   ck_assert_ptr_null (p->selinux_label);
   ck_assert (p->has_io_priority);
+  ck_assert_int_eq (p->io_priority.klass, 3);
+  ck_assert_int_eq (p->io_priority.priority, 0); /* missing: 0, as runc */
   ck_assert (!p->has_scheduler);
   ck_assert (!p->has_exec_cpu_affinity);
 
@@ -227,6 +229,7 @@ START_TEST (test_full_config)
   ck_assert_str_eq (l->readonly_paths[1], "/proc/bus");
   ck_assert_str_eq (l->mount_label, "lbl");
   ck_assert (l->has_personality);
+  ck_assert_uint_eq (l->personality.domain, 0);
   ck_assert (!l->has_intel_rdt);
   ck_assert (!l->has_memory_policy);
 
@@ -431,6 +434,41 @@ static const struct bad_case bad_cases[] = {
     "config.json: process.selinuxLabel: expected string" },
   { DEF_PROC ",'scheduler':[]", NULL, NULL, NULL,
     "config.json: process.scheduler: expected object" },
+  /* ioPriority, scheduler, execCPUAffinity (sched.c) */
+  { DEF_PROC ",'ioPriority':{'class':'IOPRIO_CLASS_NONE','priority':0}", NULL, NULL, NULL,
+    "config.json: process.ioPriority.class: unknown value \"IOPRIO_CLASS_NONE\" (expected one "
+    "of IOPRIO_CLASS_RT, IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE)" },
+  { DEF_PROC ",'ioPriority':{'priority':0}", NULL, NULL, NULL,
+    "config.json: process.ioPriority.class: required field is missing" },
+  { DEF_PROC ",'ioPriority':{'class':'IOPRIO_CLASS_BE','priority':-1}", NULL, NULL, NULL,
+    "config.json: process.ioPriority.priority: must be between 0 and 7, got -1" },
+  { DEF_PROC ",'ioPriority':{'class':2,'priority':1}", NULL, NULL, NULL,
+    "config.json: process.ioPriority.class: expected string" },
+  { DEF_PROC ",'scheduler':{'nice':1}", NULL, NULL, NULL,
+    "config.json: process.scheduler.policy: required field is missing" },
+  { DEF_PROC ",'scheduler':{'policy':'SCHED_NORMAL'}", NULL, NULL, NULL,
+    "config.json: process.scheduler.policy: unknown value \"SCHED_NORMAL\" (expected one of "
+    "SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_BATCH, SCHED_ISO, SCHED_IDLE, SCHED_DEADLINE)" },
+  { DEF_PROC ",'scheduler':{'policy':'SCHED_OTHER','nice':-21}", NULL, NULL, NULL,
+    "config.json: process.scheduler.nice: must be between -20 and 19, got -21" },
+  { DEF_PROC ",'scheduler':{'policy':'SCHED_FIFO','priority':2147483648}", NULL, NULL, NULL,
+    "config.json: process.scheduler.priority: must be greater than -2147483649 and fit in an "
+    "int, got 2147483648" },
+  { DEF_PROC ",'scheduler':{'policy':'SCHED_OTHER','flags':['SCHED_FLAG_RECLAIM',1]}", NULL,
+    NULL, NULL, "config.json: process.scheduler.flags[1]: expected string" },
+  { DEF_PROC ",'scheduler':{'policy':'SCHED_DEADLINE','runtime':-1}", NULL, NULL, NULL,
+    "config.json: process.scheduler.runtime: expected unsigned 64-bit integer" },
+  { DEF_PROC ",'execCPUAffinity':{'initial':'1-0'}", NULL, NULL, NULL,
+    "config.json: process.execCPUAffinity.initial: \"1-0\" is not a list of CPU numbers (at "
+    "offset 2; expected comma-separated numbers and ranges such as \"0-3,7\")" },
+  { DEF_PROC ",'execCPUAffinity':{'final':'0,x'}", NULL, NULL, NULL,
+    "config.json: process.execCPUAffinity.final: \"0,x\" is not a list of CPU numbers (at "
+    "offset 2; expected comma-separated numbers and ranges such as \"0-3,7\")" },
+  { DEF_PROC ",'execCPUAffinity':{'final':'4096'}", NULL, NULL, NULL,
+    "config.json: process.execCPUAffinity.final: \"4096\": CPU numbers above 4095 are not "
+    "supported" },
+  { DEF_PROC ",'execCPUAffinity':{'final':7}", NULL, NULL, NULL,
+    "config.json: process.execCPUAffinity.final: expected string" },
   { "'args':['sh'],'cwd':'/'", NULL, NULL, "'process':[]",
     "config.json: process: expected object" },
   /* mounts */
@@ -494,6 +532,31 @@ static const struct bad_case bad_cases[] = {
   { NULL, NULL, "'cgroupsPath':{}", NULL, "config.json: linux.cgroupsPath: expected string" },
   { NULL, NULL, "'intelRdt':true", NULL, "config.json: linux.intelRdt: expected object" },
   { NULL, NULL, "'mountLabel':1", NULL, "config.json: linux.mountLabel: expected string" },
+  /* personality, memoryPolicy (personality.c) */
+  { NULL, NULL, "'personality':{}", NULL,
+    "config.json: linux.personality.domain: required field is missing" },
+  { NULL, NULL, "'personality':{'domain':'PER_LINUX32'}", NULL,
+    "config.json: linux.personality.domain: unknown value \"PER_LINUX32\" (expected one of "
+    "LINUX, LINUX32)" },
+  { NULL, NULL, "'personality':{'domain':'LINUX','flags':['X']}", NULL,
+    "config.json: linux.personality.flags[0]: runtime-spec defines no personality flags (kist "
+    "sets the domain only): remove the flags" },
+  { NULL, NULL, "'personality':{'domain':'LINUX','flags':'X'}", NULL,
+    "config.json: linux.personality.flags: expected array" },
+  { NULL, NULL, "'memoryPolicy':{'nodes':'0'}", NULL,
+    "config.json: linux.memoryPolicy.mode: required field is missing" },
+  { NULL, NULL, "'memoryPolicy':{'mode':'MPOL_BIND','nodes':'0-'}", NULL,
+    "config.json: linux.memoryPolicy.nodes: \"0-\" is not a list of NUMA node numbers (at "
+    "offset 2; expected comma-separated numbers and ranges such as \"0-3,7\")" },
+  { NULL, NULL, "'memoryPolicy':{'mode':'MPOL_BIND','nodes':'0','flags':['MPOL_F_NODE']}", NULL,
+    "config.json: linux.memoryPolicy.flags[0]: unknown value \"MPOL_F_NODE\" (expected one of "
+    "MPOL_F_STATIC_NODES, MPOL_F_RELATIVE_NODES, MPOL_F_NUMA_BALANCING)" },
+  { NULL, NULL,
+    "'memoryPolicy':{'mode':'MPOL_BIND','nodes':'0','flags':['MPOL_F_RELATIVE_NODES',"
+    "'MPOL_F_STATIC_NODES']}",
+    NULL,
+    "config.json: linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES "
+    "exclude each other: keep one" },
   /* top level */
   { NULL, NULL, NULL, "'hostname':1", "config.json: hostname: expected string" },
   { NULL, NULL, NULL, "'linux':[]", "config.json: linux: expected object" },
@@ -854,6 +917,105 @@ START_TEST (test_process_parse)
 }
 END_TEST
 
+/* ---- ioPriority, scheduler, execCPUAffinity, personality, memoryPolicy ---- */
+
+START_TEST (test_procattrs)
+{
+  _cleanup_free_ char *doc = cfg (
+      DEF_PROC ",'ioPriority':{'class':'IOPRIO_CLASS_IDLE','priority':7},"
+               "'scheduler':{'policy':'SCHED_DEADLINE','nice':-3,'priority':0,"
+               "'flags':['SCHED_FLAG_RESET_ON_FORK','SCHED_FLAG_DL_OVERRUN'],"
+               "'runtime':10000,'deadline':20000,'period':30000},"
+               "'execCPUAffinity':{'initial':'0-3,7','final':''}",
+      NULL,
+      "'personality':{'domain':'LINUX32','flags':[]},"
+      "'memoryPolicy':{'mode':'MPOL_INTERLEAVE','nodes':'0-1','flags':['MPOL_F_STATIC_NODES']}",
+      NULL);
+  _cleanup_free_ char *json = q (doc);
+  struct kist_spec *s = NULL;
+  struct kist_error *err = NULL;
+  if (kist_spec_parse (json, strlen (json), &s, &err) < 0)
+    ck_abort_msg ("parse failed: %s", err->msg);
+  const struct kist_process *p = s->process;
+  ck_assert (p->has_io_priority);
+  ck_assert_int_eq (p->io_priority.klass, 3);
+  ck_assert_int_eq (p->io_priority.priority, 7);
+  ck_assert (p->has_scheduler);
+  ck_assert_int_eq (p->scheduler.policy, 6);
+  ck_assert_int_eq (p->scheduler.nice, -3);
+  ck_assert_uint_eq (p->scheduler.flags, 0x05);
+  ck_assert_uint_eq (p->scheduler.runtime, 10000);
+  ck_assert_uint_eq (p->scheduler.deadline, 20000);
+  ck_assert_uint_eq (p->scheduler.period, 30000);
+  ck_assert (p->has_exec_cpu_affinity);
+  ck_assert_str_eq (p->exec_cpu_affinity.initial, "0-3,7");
+  ck_assert_ptr_null (p->exec_cpu_affinity.final); /* "" means omitted */
+  ck_assert (s->linux_->has_personality);
+  ck_assert_uint_eq (s->linux_->personality.domain, 8);
+  ck_assert (s->linux_->has_memory_policy);
+  ck_assert_int_eq (s->linux_->memory_policy.mode, 3);
+  ck_assert_uint_eq (s->linux_->memory_policy.flags, 1u << 15);
+  ck_assert_str_eq (s->linux_->memory_policy.nodes, "0-1");
+  kist_spec_free (s);
+  s = NULL;
+
+  /* Absent: nothing requested; MPOL_LOCAL without nodes is fine. */
+  _cleanup_free_ char *doc2 = cfg (NULL, NULL, "'memoryPolicy':{'mode':'MPOL_LOCAL'}", NULL);
+  _cleanup_free_ char *json2 = q (doc2);
+  if (kist_spec_parse (json2, strlen (json2), &s, &err) < 0)
+    ck_abort_msg ("parse failed: %s", err->msg);
+  ck_assert (!s->process->has_io_priority && !s->process->has_scheduler);
+  ck_assert (!s->process->has_exec_cpu_affinity && !s->linux_->has_personality);
+  ck_assert (s->linux_->has_memory_policy);
+  ck_assert_int_eq (s->linux_->memory_policy.mode, 4);
+  ck_assert_ptr_null (s->linux_->memory_policy.nodes);
+  kist_spec_free (s);
+
+  /* The names back. */
+  ck_assert_str_eq (kist_sched_policy_name (2), "SCHED_RR");
+  ck_assert_ptr_null (kist_sched_policy_name (7));
+  ck_assert_str_eq (kist_ioprio_class_name (2), "IOPRIO_CLASS_BE");
+  ck_assert_str_eq (kist_mempolicy_mode_name (6), "MPOL_WEIGHTED_INTERLEAVE");
+
+  /* kist exec --process FILE carries them too. */
+  _cleanup_free_ char *pj = q ("{'args':['sh'],'cwd':'/','scheduler':{'policy':'SCHED_BATCH'},"
+                               "'execCPUAffinity':{'final':'1'}}");
+  struct kist_process *pp = NULL;
+  if (kist_process_parse (pj, strlen (pj), &pp, &err) < 0)
+    ck_abort_msg ("parse failed: %s", err->msg);
+  ck_assert (pp->has_scheduler);
+  ck_assert_int_eq (pp->scheduler.policy, 3);
+  ck_assert_str_eq (pp->exec_cpu_affinity.final, "1");
+  kist_process_free (pp);
+}
+END_TEST
+
+START_TEST (test_idlist)
+{
+  unsigned long bits[4];
+  const char *bad = NULL;
+  ck_assert_int_eq (kist_idlist_parse ("0-3,7,64,100-101", bits, 256, &bad), 0);
+  ck_assert_uint_eq (bits[0], 0x8fUL);
+  ck_assert_uint_eq (bits[1], 0x1UL | (0x3UL << 36));
+  _cleanup_free_ char *f = kist_idlist_format (bits, 256);
+  ck_assert_str_eq (f, "0-3,7,64,100-101");
+  ck_assert_int_eq (kist_idlist_parse ("", bits, 256, &bad), 0);
+  _cleanup_free_ char *e = kist_idlist_format (bits, 256);
+  ck_assert_str_eq (e, "");
+  ck_assert_int_eq (kist_idlist_parse ("255", bits, 256, &bad), 0);
+  _cleanup_free_ char *l = kist_idlist_format (bits, 256);
+  ck_assert_str_eq (l, "255");
+  ck_assert_int_eq (kist_idlist_parse ("256", bits, 256, &bad), -ERANGE);
+  ck_assert_int_eq (kist_idlist_parse ("0-256", bits, 256, &bad), -ERANGE);
+  ck_assert_int_eq (kist_idlist_parse ("99999999999999999999999", bits, 256, &bad), -ERANGE);
+  static const char *const malformed[] = { ",", "1,", ",1", "1,,2", "a", "1-", "-1", "3-1",
+                                           "1 ", " 1", "1-2-3", "+1" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (malformed); i++)
+    ck_assert_msg (kist_idlist_parse (malformed[i], bits, 256, &bad) == -EINVAL, "\"%s\"",
+                   malformed[i]);
+}
+END_TEST
+
 START_TEST (test_ns_helpers)
 {
   static const char *names[] = { "user", "mount", "pid", "net", "uts", "ipc", "cgroup", "time" };
@@ -888,6 +1050,8 @@ spec_suite (void)
   tcase_add_test (tc, test_oom_and_time_ranges);
   tcase_add_test (tc, test_process_parse);
   tcase_add_test (tc, test_ns_helpers);
+  tcase_add_test (tc, test_procattrs);
+  tcase_add_test (tc, test_idlist);
   suite_add_tcase (s, tc);
 
   TCase *tl = tcase_create ("load");
