@@ -85,6 +85,20 @@ expect_true "run --rm: the container's cgroup is gone" test ! -e "$(cg_of "$id")
 cc runst run --rm "${RUN[@]}" --cgroup "$ENG_CGROUP/$PREFIX-st" "$IMG" "$PREFIX-st" sh -c 'exit 3'
 expect_eq "run --rm: a failing command's status (3) is ctr's" 3 "$RC"
 
+# Without the degradation (kist without the global --allow-degraded, runc with
+# the cpu resources left in), the runtime fails closed on cpu.shares and the
+# user sees why.
+eng_rt_wrapper "$E/runtime-plain" "$ARGV_LOG" plain
+cc runfc run --rm --runc-binary "$E/runtime-plain" --runc-root "$RROOT" --env "KIST_IT_MARK=$MARK" \
+  --cgroup "$ENG_CGROUP/$PREFIX-fc" "$IMG" "$PREFIX-fc" true
+expect_ne "without the degradation, ctr run fails (cpu.shares, no cpu controller)" 0 "$RC"
+expect_match "without the degradation: ctr shows the runtime's message about the cpu controller" \
+  "$ERR" 'cpu controller|cpu\.weight'
+cc fcls containers ls -q
+expect_not_contains "without the degradation: the container is gone from containerd" "$OUT" "$PREFIX-fc"
+expect_true "without the degradation: the runtime's state dir is gone" test ! -e "$RTROOT/$PREFIX-fc"
+expect_true "without the degradation: the container's cgroup is gone" test ! -e "$(cg_of "$PREFIX-fc")"
+
 # The runtime's error reaches the user (the shim reads the last --log line).
 cc runnx run --rm "${RUN[@]}" --cgroup "$ENG_CGROUP/$PREFIX-nx" "$IMG" "$PREFIX-nx" /no/such-command
 expect_ne "run of a missing command: ctr fails" 0 "$RC"

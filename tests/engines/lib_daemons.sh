@@ -12,11 +12,13 @@
 #                       the config says, ctr its fifos in /run/containerd/fifo,
 #                       dockerd writes /etc/docker/key.json;
 #                     - snapshots of the host's links and iptables rules.
-#   eng_rt_wrapper OUT LOG [noglobal]  an executable for ctr --runc-binary
-#                     (or docker's runtime path): logs argv to LOG, keeps a
-#                     copy of each create's config.json as LOG.config.ID.json,
-#                     runs $RT "${RT_GLOBAL[@]}" "$@" (without RT_GLOBAL with
-#                     noglobal: docker adds it from runtimeArgs).
+#   eng_rt_wrapper OUT LOG [noglobal|plain]  an executable for ctr
+#                     --runc-binary (or docker's runtime path): logs argv to
+#                     LOG, keeps a copy of each create's config.json as
+#                     LOG.config.ID.json, runs $RT "${RT_GLOBAL[@]}" "$@"
+#                     (noglobal: without RT_GLOBAL, docker adds it from
+#                     runtimeArgs; plain: without RT_GLOBAL and without
+#                     touching config.json, to see the runtime fail closed).
 #                     For a runtime other than kist it first deletes
 #                     linux.resources.cpu from the bundle's config.json: ctr
 #                     always sends cpu.shares, this host's cgroup2 has no cpu
@@ -131,9 +133,9 @@ _eng_iptables ()
 eng_rt_wrapper ()
 {
   local out=$1 log=$2 g=
-  [ ${#RT_GLOBAL[@]} -gt 0 ] && [ "${3:-}" != noglobal ] && printf -v g '%q ' "${RT_GLOBAL[@]}"
+  [ ${#RT_GLOBAL[@]} -gt 0 ] && [ -z "${3:-}" ] && printf -v g '%q ' "${RT_GLOBAL[@]}"
   local strip=0
-  eng_is_kist || strip=1
+  eng_is_kist || [ "${3:-}" = plain ] || strip=1
   cat > "$out" <<EOF
 #!/bin/bash
 log=$(printf '%q' "$log")
