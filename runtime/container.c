@@ -67,6 +67,8 @@ static const kist_layer_fn init_layers[] = {
                            /proc/self is still its own to write */
   kist_nondumpable,     /* (no entry) */
   kist_ns_apply,        /* namespace.*: joins, the time namespace, read back */
+  kist_net_apply,       /* network.loopback: before the hooks, which may add links (docker's
+                           prestart moves eth0 in) */
   kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
   kist_mounts_apply,    /* mounts */
   kist_terminal_apply,  /* terminal: the pty of the container's devpts, /dev/console */
@@ -76,7 +78,6 @@ static const kist_layer_fn init_layers[] = {
   kist_rootfs_pivot,    /* rootfs.pivot_root */
   kist_uts_apply,       /* hostname, domainname */
   kist_sysctl_apply,    /* sysctl */
-  kist_net_apply,       /* network.loopback */
   kist_paths_apply,     /* masked_paths, readonly_paths */
   kist_process_prepare, /* cwd (created before the root goes read-only), environment,
                            executable lookup */
@@ -173,7 +174,12 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
    * the parent died before this prctl, the GO below reads EOF. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
     _exit (KIST_EXIT_FAILURE);
-  if (kist_prepare_exec_fds (ctx->preserve_fds, &err) < 0)
+  /* Nothing the caller of create handed down stays with the waiting init
+   * (an engine's sockets and pipes: the shim reads its pipes until EOF), only
+   * stdio, --preserve-fds and kist's own. */
+  const int keep[] = { fd, ctx->start_fd, ctx->bundle_fd, kist_log_fd () };
+  if (kist_close_fds_except (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), &err) < 0
+      || kist_prepare_exec_fds (ctx->preserve_fds, &err) < 0)
     init_fail (fd, err);
 
   /* Wait for the parent: the uid/gid maps are written when GO comes. */
@@ -192,6 +198,10 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
       if (ret < 0)
         init_fail (fd, err);
     }
+  /* With a terminal, the waiting init already has the pty as its stdio (as
+   * runc): what made the create (an engine's shim) reads its output until
+   * EOF and must not wait for the start. */
+  kist_terminal_stdio (ctx);
 
   /* Ready.  Until kist_create has written the state (COMMIT), the init dies
    * with it: the user switch cleared the parent-death signal, so set it

@@ -18,6 +18,12 @@
 #include "util.h"
 
 static int log_fd = -1;
+
+int
+kist_log_fd (void)
+{
+  return log_fd;
+}
 static bool log_json;
 static bool log_debug;
 /* The process that logs report entries (kist_log_layer): its pid and, when

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 
 void kist_log_init (const char *path, bool json, bool debug);
+/* The --log file's fd, -1 if none (kept open by a container's init). */
+int kist_log_fd (void);
 void kist_log_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 void kist_log_warn (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 void kist_log_debug (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -234,6 +234,14 @@ kist_terminal_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
   return 0;
 }
 
+void
+kist_terminal_stdio (struct kist_ctx *ctx)
+{
+  if (ctx->tty.slave >= 0)
+    for (int fd = 0; fd <= 2; fd++)
+      dup2 (ctx->tty.slave, fd); /* (checked again by kist_terminal_attach) */
+}
+
 int
 kist_terminal_attach (struct kist_ctx *ctx, struct kist_error **err)
 {

@@ -31,6 +31,10 @@ int kist_terminal_prepare (struct kist_ctx *ctx, struct kist_report *r, bool for
  * (KIST_SYNC_PTY); keeps the slave in ctx->pty_slave. */
 int kist_terminal_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 
+/* Child (the init, once set up): the slave as stdin, stdout and stderr
+ * already while it waits for start, as runc's init has them. */
+void kist_terminal_stdio (struct kist_ctx *ctx);
+
 /* Child, right after setsid: the slave becomes the controlling terminal
  * (TIOCSCTTY) and stdin, stdout, stderr; read back with tcgetsid.  Returns
  * the pty number, -1 when there is no terminal, or < -1 with *err. */

@@ -280,6 +280,22 @@ expect_eq "a docker-style prestart hook (/proc/PID/exe) runs: run exits 0" 0 "$R
 expect_eq "the docker-style prestart hook read the state on its stdin" "setkey " "$(kinds_in_log)"
 nothing_left "docker-style prestart hook"
 
+# A prestart hook that gives the container a link (docker's bridge network
+# moves eth0 in): the loopback layer checked the new netns before the hooks.
+cfg_reset
+C_TOP_EXTRA=", \"hooks\": {\"prestart\": [{\"path\": \"/bin/sh\", \"args\": $(json_arr sh -c 'pid=$(sed -n "s/.*\"pid\": *\([0-9]*\).*/\1/p"); nsenter -t "$pid" -n ip link add kdum0 type veth peer name kdum1')}]}"
+sh_args 'ip link show kdum0 > /dev/null 2>&1 && echo has-kdum0; ip link show lo | grep -q UP && echo lo-up'
+b=$(mkbundle hooklink)
+id=$(new_id hooklink)
+kc hooklink run --bundle "$b" --report "$T/hooklink.json" "$id"
+expect_eq "a prestart hook adds a link to the container's netns: run exits 0 (as runc)" 0 "$RC"
+expect_contains "the container sees the hook's link" "$OUT" has-kdum0
+expect_contains "the container's lo is up" "$OUT" lo-up
+expect_eq "network.loopback applied (checked before the hooks)" true \
+  "$(layer_field "$T/hooklink.json" network.loopback applied)"
+expect_eq "the host has no such link" "" "$(ip -o link show kdum0 2> /dev/null)"
+nothing_left "a prestart hook that adds a link"
+
 # ---- kist features lists the hook kinds ----------------------------------------------
 kc features features
 got=$(printf '%s\n' "$OUT" | jflat | awk -F'\t' '$1 ~ /^hooks\[/ { printf "%s ", $2 }')

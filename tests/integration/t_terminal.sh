@@ -139,6 +139,24 @@ kc cs-rep report "$id"
 expect_contains "console socket: the report says the master went to the socket" "$OUT" "console-socket"
 kc cs-del delete --force "$id"
 
+# The waiting init has the pty as its stdio already (as runc's): a caller
+# that reads create's output until EOF (the containerd shim does) is not
+# held until the start.
+sh_args 'echo started'
+B=$(mkbundle cspipe)
+id=$(new_id cspipe)
+recv_start cspipe "$T/cspipe.sock" wait started
+timeout -k 5 20 bash -c '"$1" --root "$2" create --bundle "$3" --console-socket "$4" "$5" | cat' \
+  sh "$KIST" "$ROOT" "$B" "$T/cspipe.sock" "$id" > /dev/null 2>&1 < /dev/null
+expect_eq "create --console-socket | cat: ends at once, the init holds no pipe of create's" 0 "$?"
+expect_eq "create --console-socket | cat: created" created "$(state_field "$id" status)"
+fds=$(ls -l "/proc/$(state_field "$id" pid)/fd/" 2> /dev/null | awk '$NF ~ /pipe:/' | wc -l)
+expect_eq "the waiting init holds no pipe" 0 "$fds"
+kc cspipe-start start "$id"
+recv_wait cspipe
+expect_contains "create | cat, then start: the output goes to the pty" "$ROUT" started
+kc cspipe-del delete --force "$id"
+
 # run with --console-socket: the master goes there, run still waits for the exit status.
 sh_args 'test -t 1 && echo RUN-TTY; exit 4'
 B=$(mkbundle csrun)
