@@ -128,23 +128,24 @@ seq_run ()
   echo "created delete --force: $($r delete --force "$id-dcf")"
   echo "gone after created delete --force:$(gone "$pid" "$cg" "$id-dcf")"
 
+  # refused_then_forced STATE ID: delete is refused and leaves it in STATE,
+  # delete --force removes it all.
+  refused_then_forced ()
+  {
+    read -r pid cg <<< "$(init_of "$2")"
+    echo "$1 delete: $($r delete "$2")"
+    echo "after $1 delete, still $1: $($o state "$2" | grep -c "\"$1\"")"
+    echo "$1 delete --force: $($r delete --force "$2")"
+    echo "gone after $1 delete --force:$(gone "$pid" "$cg" "$2")"
+  }
   echo "create for running delete: $($r create --bundle "$B" "$id-dr")"
   echo "start for running delete: $($r start "$id-dr")"
-  read -r pid cg <<< "$(init_of "$id-dr")"
-  echo "running delete: $($r delete "$id-dr")"
-  echo "after running delete, still running: $($o state "$id-dr" | grep -c '"running"')"
-  echo "running delete --force: $($r delete --force "$id-dr")"
-  echo "gone after running delete --force:$(gone "$pid" "$cg" "$id-dr")"
-
+  refused_then_forced running "$id-dr"
   if [ -n "$CAN_PAUSE" ]; then
     echo "create for paused delete: $($r create --bundle "$B" "$id-dp")"
     echo "start for paused delete: $($r start "$id-dp")"
     echo "pause for paused delete: $($r pause "$id-dp")"
-    read -r pid cg <<< "$(init_of "$id-dp")"
-    echo "paused delete: $($r delete "$id-dp")"
-    echo "after paused delete, still paused: $($o state "$id-dp" | grep -c '"paused"')"
-    echo "paused delete --force: $($r delete --force "$id-dp")"
-    echo "gone after paused delete --force:$(gone "$pid" "$cg" "$id-dp")"
+    refused_then_forced paused "$id-dp"
   fi
 }
 
