@@ -8,17 +8,6 @@
 #include "cmd.h"
 #include "util.h"
 
-/* kist_parse_signal, plus signal 0 as runc takes it: the liveness probe
- * (`kill ID 0` succeeds while the init lives, sending nothing). */
-static int
-parse_signal (const char *s)
-{
-  int n;
-  if (s && kist_parse_int (s, &n) == 0 && n == 0)
-    return 0;
-  return kist_parse_signal (s);
-}
-
 int
 kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -46,7 +35,7 @@ kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_
     }
   const char *id = argv[optind];
   int sig = SIGTERM;
-  if (argc - optind == 2 && (sig = parse_signal (argv[optind + 1])) < 0)
+  if (argc - optind == 2 && (sig = kist_parse_signal (argv[optind + 1])) < 0)
     {
       kist_error_make (err, EINVAL,
                        "kill: unknown signal `%s`: give a number from 0 to %d or a name with or "

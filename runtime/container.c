@@ -1041,7 +1041,9 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
   enum kist_status status = st.pid > 0 ? kist_state_status (&st) : KIST_STATUS_STOPPED;
   if (status != KIST_STATUS_STOPPED)
     {
-      if (!force)
+      /* A created container (never started) goes without --force, as runc:
+       * decided here, under the lock, so that a start cannot slip between. */
+      if (!force && status != KIST_STATUS_CREATED)
         {
           ret = kist_error_make (err, EBUSY,
                                  "container `%s` is %s; stop it first or use `kist delete --force`",
@@ -1106,7 +1108,7 @@ kist_parse_signal (const char *s)
   if (s == NULL || *s == '\0')
     return -1;
   if (kist_parse_int (s, &n) == 0)
-    return n > 0 && n < NSIG ? n : -1;
+    return n >= 0 && n < NSIG ? n : -1; /* 0: the liveness probe (kill ID 0, as runc) */
   if (strncasecmp (s, "SIG", 3) == 0)
     s += 3;
   for (size_t i = 0; i < KIST_ARRAY_SIZE (sigs); i++)

@@ -205,7 +205,8 @@ int kist_create_write_report (const struct kist_create_opts *o, const struct kis
                               struct kist_error **err);
 int kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err);
 int kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err);
-/* Signal name or number -> number ("TERM", "SIGTERM", "15"); -1 if unknown. */
+/* Signal name or number -> number ("TERM", "SIGTERM", "15", "0": no signal,
+ * the liveness probe); -1 if unknown. */
 int kist_parse_signal (const char *s);
 
 /* Forward HUP INT QUIT TERM USR1 USR2 WINCH CONT to pid (run, sandbox). */

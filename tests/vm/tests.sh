@@ -287,7 +287,7 @@ else
   b=$(now)
   base=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b - a }')
   mkbundle $id '["sh", "-c", "a=$(cut -d\" \" -f1 /proc/uptime); dd if=/dev/zero of=/dev/ram0 bs=64k count=64 oflag=direct 2> /out/dd.err; r=$?; echo $r $a $(cut -d\" \" -f1 /proc/uptime) > /out/t"]' \
-    "{ \"blockIO\": { \"throttleWriteBpsDevice\": [ { \"major\": $maj, \"minor\": $min, \"rate\": 1048576 } ] } }" \
+    "{ \"blockIO\": { \"throttleWriteBpsDevice\": [ { \"major\": $maj, \"minor\": $min, \"rate\": 1048576 } ] }, \"devices\": [ { \"allow\": true, \"type\": \"b\", \"major\": $maj, \"minor\": $min, \"access\": \"rw\" } ] }" \
     "\"devices\": [ { \"path\": \"/dev/ram0\", \"type\": \"b\", \"major\": $maj, \"minor\": $min, \"fileMode\": 432, \"uid\": 0, \"gid\": 0 } ]"
   out=$(k run --keep --report "$W/r-$id.json" -b "$W/b-$id" $id 2>&1 < /dev/null)
   rc=$?
