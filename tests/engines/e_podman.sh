@@ -347,10 +347,11 @@ config_error cfg-ulimit "run --ulimit nofile above the hard limit" 126 "$(eng_is
 # The container's stdin is a terminal of the caller's size; a window-size
 # change reaches it; the exit status is kept.
 # Podman sends no process.consoleSize: the size comes from conmon once podman
-# attached, which can be just after the process starts, so the script waits
-# (2 s at most) for a size before printing it.
+# attached, which can be a while after the process starts on a loaded
+# machine (over 2 s seen in CI), so the script waits (10 s at most) for a
+# size before printing it.
 TTY_SCRIPT='test -t 0 && echo TTY-IN
-  i=0; while ! stty size > /dev/null 2>&1 && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+  i=0; while ! stty size > /dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
   stty size; read x; stty size; exit'
 tty_checks ()
 {
