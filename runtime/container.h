@@ -53,6 +53,7 @@ struct kist_ctx
     int slave;                   /* child: the pty slave (TIOCGPTPEER), -1 if none */
     int index;                   /* child: N of /dev/pts/N */
     int master;                  /* parent: the master the child sent, -1 if none */
+    bool sent;                   /* parent: it went to --console-socket */
     bool console;                /* bind /dev/console from the pty (the init, not exec) */
     dev_t host_dev;              /* the host's devpts device, 0 if unknown */
   } tty;

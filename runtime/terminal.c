@@ -306,35 +306,39 @@ kist_terminal_take (struct kist_ctx *ctx, int master, struct kist_error **err)
                                            "or a second one",
                               ctx->id);
     }
+  if (ctx->console_socket)
+    {
+      /* To the receiver at once, before the process runs (as runc): an
+       * engine sizes the pty as soon as it has it, and its first output
+       * must find the size set. */
+      int ret = kist_terminal_send (ctx->console_socket, master, err);
+      close (master);
+      if (ret < 0)
+        return -1;
+      ctx->tty.sent = true;
+      return 0;
+    }
   ctx->tty.master = master;
-  if (ctx->console_socket == NULL)
-    copy_size (caller_tty (), master);
+  copy_size (caller_tty (), master);
   return 0;
 }
 
 int
 kist_terminal_deliver (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  const struct kist_layer *l = kist_report_find (r, "terminal");
-  if (ctx->tty.master < 0)
+  (void) err;
+  if (ctx->tty.sent)
+    kist_report_note (r, "terminal", "; the master sent to --console-socket `%s` (SCM_RIGHTS)",
+                      ctx->console_socket);
+  else if (ctx->tty.master >= 0)
+    kist_report_note (r, "terminal", "; the master stays with kist, which relays the caller's "
+                                     "terminal to it");
+  else
     {
+      const struct kist_layer *l = kist_report_find (r, "terminal");
       if (l && l->applied)
         return kist_error_make (err, EPROTO, "the terminal was set up, but no pty master came");
-      return 0;
     }
-  if (ctx->console_socket == NULL)
-    {
-      kist_report_note (r, "terminal", "; the master stays with kist, which relays the caller's "
-                                       "terminal to it");
-      return 0;
-    }
-  int ret = kist_terminal_send (ctx->console_socket, ctx->tty.master, err);
-  close (ctx->tty.master);
-  ctx->tty.master = -1;
-  if (ret < 0)
-    return -1;
-  kist_report_note (r, "terminal", "; the master sent to --console-socket `%s` (SCM_RIGHTS)",
-                    ctx->console_socket);
   return 0;
 }
 

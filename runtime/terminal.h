@@ -40,9 +40,10 @@ void kist_terminal_stdio (struct kist_ctx *ctx);
  * the pty number, -1 when there is no terminal, or < -1 with *err. */
 int kist_terminal_attach (struct kist_ctx *ctx, struct kist_error **err);
 
-/* Parent, when the child's KIST_SYNC_PTY packet came (takes master): keep
- * it in ctx->tty.master; in the foreground, the caller's window size goes
- * to the pty now, before the process runs. */
+/* Parent, when the child's KIST_SYNC_PTY packet came (takes master): with
+ * --console-socket, sent there now, before the process runs (as runc);
+ * else kept in ctx->tty.master for the relay, with the caller's window size
+ * set on it now. */
 int kist_terminal_take (struct kist_ctx *ctx, int master, struct kist_error **err);
 
 /* Parent, once the child is ready: hand the master received in
