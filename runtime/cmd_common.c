@@ -205,9 +205,11 @@ static const struct cmd_help helps[] = {
     NULL },
   { "pause", "ID", "Freeze every process of container ID (cgroup v2 freezer).", NULL, NULL },
   { "resume", "ID", "Thaw paused container ID.", NULL, NULL },
-  { "ps", "[OPTIONS] ID", "List the processes of container ID.",
-    "  -f, --format table|json     table (PID CMD) or a JSON array of host pids (default:\n"
-    "                              table)\n",
+  { "ps", "[OPTIONS] ID [-- PS-ARGS]", "List the processes of container ID.",
+    "  -f, --format table|json     a ps(1) table or a JSON array of host pids (default:\n"
+    "                              table)\n"
+    "  PS-ARGS                     ps(1) options for the table (default -ef): -f, u,\n"
+    "                              -o KEYWORD[=HEADER],... ; -e -A -a -x are accepted\n",
     NULL },
   { "update", "[OPTIONS] ID", "Change the cgroup limits of running container ID, with read-back.",
     "  -r, --resources FILE|-      an OCI LinuxResources JSON object, from FILE or stdin\n"
