@@ -330,7 +330,7 @@ dev_apply (struct kist_ctx *ctx, char **detail, struct kist_error **err)
   size_t n_dev = spec->linux_ ? spec->linux_->n_devices : 0;
   struct node *nodes = xcalloc (KIST_ARRAY_SIZE (default_nodes) + n_dev, sizeof *nodes);
   _cleanup_free_ struct node *nodes_owned = nodes;
-  size_t n = 0, n_default = 0;
+  size_t n = 0, n_default = 0, n_dup = 0;
 
   /* linux.devices entries replace a default node with the same path. */
   for (size_t i = 0; i < KIST_ARRAY_SIZE (default_nodes); i++)
@@ -357,6 +357,15 @@ dev_apply (struct kist_ctx *ctx, char **detail, struct kist_error **err)
           && (d->major < 0 || d->minor < 0 || d->major > 0xfff || d->minor > 0xfffff))
         return kist_error_make (err, ERANGE, "linux.devices[%zu] (%s): major/minor out of range",
                                 j, d->path);
+      /* A path listed again: the first entry wins, as in runc. */
+      bool again = false;
+      for (size_t k = 0; k < j && !again; k++)
+        again = strcmp (spec->linux_->devices[k].path, d->path) == 0;
+      if (again)
+        {
+          n_dup++;
+          continue;
+        }
       nodes[n++] = (struct node){
         .path = d->path,
         .type = d->type == 'u' ? 'c' : d->type,
@@ -390,8 +399,11 @@ dev_apply (struct kist_ctx *ctx, char **detail, struct kist_error **err)
         free (method);
         method = next;
       }
-  *detail = xasprintf ("%zu default nodes + %zu devices (%s), %s", n_default, n_dev,
-                       method ? method : "none", links);
+  *detail = xasprintf ("%zu default nodes + %zu devices (%s), %s%s", n_default, n_dev - n_dup,
+                       method ? method : "none", links,
+                       n_dup ? "; a path listed again in linux.devices: the first entry kept (as "
+                               "runc)"
+                             : "");
   return 0;
 }
 

@@ -574,3 +574,17 @@ for variant in allowall denyall; do
   done
 done
 nothing_left "runc on the same bundles"
+
+# ---- the same path twice in linux.devices: the first entry is kept (as runc) ------------
+cfg_reset
+C_LINUX_EXTRA=', "devices": [
+    {"path": "/dev/kist-twice", "type": "c", "major": 1, "minor": 3, "fileMode": 432, "uid": 0, "gid": 0},
+    {"path": "/dev/kist-twice", "type": "c", "major": 1, "minor": 5, "fileMode": 420, "uid": 0, "gid": 0}]'
+sh_args 'stat -c "%a %t:%T" /dev/kist-twice'
+B=$(mkbundle twice)
+kc twice run --bundle "$B" --report "$T/twice.json" "$(new_id twice)"
+expect_eq "a path twice in linux.devices: run exits 0" 0 "$RC"
+expect_eq "a path twice in linux.devices: the node is the first entry's (mode 660, 1:3)" "660 1:3" "$OUT"
+expect_contains "a path twice in linux.devices: the dev entry says the first was kept" \
+  "$(layer_field "$T/twice.json" dev detail)" "the first entry kept"
+nothing_left "a path twice in linux.devices"
