@@ -1334,6 +1334,7 @@ parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_erro
     return r;
 
   if ((r = get_present (p, v, "intelRdt", &l->has_intel_rdt, err)) < 0
+      || (r = get_present (p, v, "netDevices", &l->has_net_devices, err)) < 0
       || (r = PARSE_OBJECT (p, v, "personality", &l->has_personality, parse_personality,
                             &l->personality, err))
              < 0

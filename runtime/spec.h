@@ -232,6 +232,7 @@ struct kist_linux
   char **readonly_paths;   /* NULL-terminated or NULL */
   char *mount_label;       /* not implemented */
   bool has_intel_rdt, has_personality, has_memory_policy;
+  bool has_net_devices;          /* linux.netDevices: presence only (not implemented) */
   struct kist_personality personality;        /* personality.c */
   struct kist_memory_policy memory_policy;    /* personality.c */
 };

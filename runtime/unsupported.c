@@ -38,6 +38,8 @@ kist_unsupported_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
   else
     kist_report_skip (r, "selinux", "not requested");
   REFUSE (l && l->has_intel_rdt, "intel_rdt", NULL, "linux.intelRdt");
+  REFUSE (l && l->has_net_devices, "net_devices", NULL,
+          "linux.netDevices (moving host interfaces into the container)");
   /* hooks: implemented (hooks.c), each kind recorded as hooks.<kind> where it runs. */
 
 #undef REFUSE

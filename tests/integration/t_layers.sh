@@ -19,7 +19,7 @@ group_of ()
 {
   case $1 in
     rlimit.* | cgroup | cgroup.* | oom_score_adj) echo limits ;;
-    cwd | hooks | exec | intel_rdt) echo other ;;
+    cwd | hooks | exec | intel_rdt | net_devices) echo other ;;
     *) echo confinement ;;
   esac
 }
@@ -145,6 +145,13 @@ expect_contains "caps-bogus: the report says CAP_BOGUS was not granted" \
   "not granted (a grant that cannot be given leaves the process more confined): CAP_BOGUS in process.capabilities.bounding"
 expect_contains "caps-bogus: kist warns that CAP_BOGUS was not granted" "$ERR" \
   "capabilities not granted"
+
+# ---- linux.netDevices: not implemented, refused (never ignored) ------------------
+cfg_reset
+with_marker
+C_LINUX_EXTRA=', "netDevices": {"kistnone0": {"name": "eth1"}}'
+sh_args "$RUN_MARK"
+bad_case netdevices net_devices
 
 # ---- rlimits: an unknown type, and a hard limit above the host's ------------
 cfg_reset

@@ -18,7 +18,7 @@ NOT_REQUESTED="idmap.uid idmap.gid namespace.user namespace.time domainname sysc
 REQUESTED="namespace.mount namespace.pid namespace.net namespace.uts namespace.ipc namespace.cgroup
   rootfs.bind mounts dev rootfs.pivot_root hostname network.loopback masked_paths readonly_paths
   rootfs.readonly rlimit.RLIMIT_NOFILE cwd environment user capabilities no_new_privileges"
-VOCAB='^(idmap\.(uid|gid)|namespace\.(user|mount|pid|net|uts|ipc|cgroup|time)|rootfs\.(propagation|bind|pivot_root|readonly)|mounts|dev|hostname|domainname|sysctl|network\.[a-z_]+|masked_paths|readonly_paths|rlimit\.RLIMIT_[A-Z]+|oom_score_adj|cwd|environment|user|capabilities|no_new_privileges|session|seccomp|apparmor|selinux|hooks\.(prestart|createRuntime|createContainer|startContainer|poststart|poststop)|cgroup(\.[a-z_.]+)?|exec|terminal|io_priority|scheduler|exec_cpu_affinity|intel_rdt|personality|memory_policy)$'
+VOCAB='^(idmap\.(uid|gid)|namespace\.(user|mount|pid|net|uts|ipc|cgroup|time)|rootfs\.(propagation|bind|pivot_root|readonly)|mounts|dev|hostname|domainname|sysctl|network\.[a-z_]+|masked_paths|readonly_paths|rlimit\.RLIMIT_[A-Z]+|oom_score_adj|cwd|environment|user|capabilities|no_new_privileges|session|seccomp|apparmor|selinux|hooks\.(prestart|createRuntime|createContainer|startContainer|poststart|poststop)|cgroup(\.[a-z_.]+)?|exec|terminal|net_devices|io_priority|scheduler|exec_cpu_affinity|intel_rdt|personality|memory_policy)$'
 # Orders any implementation must respect: A before B.
 ORDER="namespace.mount:rootfs.propagation rootfs.propagation:rootfs.bind rootfs.bind:mounts
   mounts:rootfs.pivot_root rootfs.bind:rootfs.pivot_root mounts:masked_paths mounts:readonly_paths
