@@ -215,9 +215,19 @@ kist_terminal_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 
   /* The process's own terminal, as runc's fixStdioPermissions: the user
    * switch comes later and the process must be able to use it. */
-  if (p->user.uid != 0 && fchown (slave, p->user.uid, (gid_t) -1) < 0)
-    return kist_report_failed (r, layer, "", errno, err, "fchown the pty to process.user.uid %u: %s",
-                               p->user.uid, strerror (errno));
+  if (p->user.uid != 0)
+    {
+      struct stat ost;
+      if (fchown (slave, p->user.uid, (gid_t) -1) < 0)
+        return kist_report_failed (r, layer, "", errno, err,
+                                   "fchown the pty to process.user.uid %u: %s", p->user.uid,
+                                   strerror (errno));
+      if (fstat (slave, &ost) < 0 || ost.st_uid != p->user.uid)
+        return kist_report_failed (r, layer, "", EPROTO, err,
+                                   "the pty is owned by uid %u after fchown to process.user.uid %u "
+                                   "(fstat read back)",
+                                   (unsigned) ost.st_uid, p->user.uid);
+    }
   if (ctx->tty.console && bind_console (ctx, slave, &sst, &why) < 0)
     return kist_report_failed (r, layer, "", errno, err, "%s", why);
 
@@ -227,9 +237,10 @@ kist_terminal_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
   ctx->tty.slave = steal_fd (&slave);
   kist_report_applied (r, layer, "",
                        "/dev/pts/%d of the container's devpts (device %u:%u%s; the slave taken "
-                       "with TIOCGPTPEER, both read back with fstat/fstatfs); %s; owner uid %u%s",
+                       "with TIOCGPTPEER, both read back with fstat/fstatfs); %s; owner uid %u%s%s",
                        n, major (mst.st_dev), minor (mst.st_dev),
                        ctx->tty.host_dev ? ", not the host's" : "", size, p->user.uid,
+                       p->user.uid != 0 ? " (fchown, fstat read back)" : "",
                        ctx->tty.console ? "; /dev/console bound from it (device read back)" : "");
   return 0;
 }
@@ -361,7 +372,7 @@ on_winch (int sig)
 /* One read from master to stdout; false when the master is done (EIO: no
  * slave left, or EOF).  Output that stdout cannot take is dropped. */
 static bool
-pump_out (int master, bool *got)
+pump_out (int master)
 {
   char buf[16384];
   ssize_t n = read (master, buf, sizeof buf);
@@ -369,7 +380,6 @@ pump_out (int master, bool *got)
     return true;
   if (n <= 0)
     return false;
-  *got = true;
   kist_write_all (STDOUT_FILENO, buf, (size_t) n);
   return true;
 }
@@ -436,8 +446,7 @@ kist_terminal_relay (int master, pid_t pid, struct kist_error **err)
         }
       if (f[1].revents & (POLLIN | POLLHUP | POLLERR))
         {
-          bool got = false;
-          if (out_open && !pump_out (m, &got))
+          if (out_open && !pump_out (m))
             out_open = false;
           if (!out_open)
             in_len = 0;
