@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "caps.h"
-#include "container.h"
+#include "layer.h"
 #include "procfs.h"
 #include "util.h"
 

@@ -1488,10 +1488,6 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
   *out = NULL;
   memset (&st, 0, sizeof st);
 
-  if (ctx->g && ctx->g->systemd_cgroup)
-    return kist_error_make (err, ENOTSUP,
-                            "cgroup: --systemd-cgroup: the systemd cgroup driver is not "
-                            "implemented; drop the flag and use a cgroupsPath");
   if (kist_cgroup_plan_build (resources, &plan, err) < 0)
     return kist_error_wrap (err, "config.json");
   if (kist_cgroup_own_path (&own, err) < 0)

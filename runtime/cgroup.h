@@ -17,7 +17,7 @@
 #include <sys/types.h>
 #include <yajl/yajl_tree.h>
 
-#include "container.h"
+#include "layer.h"
 
 struct kist_cgroup
 {

@@ -43,7 +43,6 @@
 #include "terminal.h"
 #include "util.h"
 
-typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
 
 /* From here on no process in the container can reach the init through
  * /proc/PID (fd, mem, ptrace): it becomes non-dumpable before it joins or

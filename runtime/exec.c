@@ -44,7 +44,6 @@
  * private message type of this protocol (not in sync.h's enum). */
 #define KIST_EXEC_SYNC_PID KIST_SYNC_PID
 
-typedef int (*kist_layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
 
 /* The process layers of the init (container.c init_layers), in the same
  * order, without those that set up the container itself. */

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "caps.h"
-#include "container.h"
+#include "layer.h"
 #include "sandbox.h"
 #include "spec.h"
 #include "util.h"

@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "container.h"
+#include "layer.h"
 #include "ns.h"
 #include "resolve.h"
 #include "util.h"

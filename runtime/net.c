@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "layer.h"
 #include "util.h"
 
 /* Big enough for any dump message (libmnl's recommendation for dumps). */

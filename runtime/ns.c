@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "layer.h"
 #include "ns.h"
 #include "util.h"
 

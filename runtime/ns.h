@@ -2,7 +2,7 @@
 #ifndef KIST_NS_H
 #define KIST_NS_H
 
-#include "container.h"
+#include "layer.h"
 
 /* CLONE_NEW* flags for the clone of the container init (new namespaces only). */
 unsigned long kist_ns_clone_flags (const struct kist_spec *s);

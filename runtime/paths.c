@@ -26,7 +26,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "layer.h"
 #include "resolve.h"
 #include "util.h"
 

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "layer.h"
 #include "util.h"
 
 int

@@ -19,7 +19,7 @@
 #include <linux/openat2.h>
 #include <signal.h>
 
-#include "container.h"
+#include "layer.h"
 #include "procfs.h"
 #include "resolve.h"
 #include "seccomp.h"

@@ -4,7 +4,7 @@
 #ifndef KIST_PROCFS_H
 #define KIST_PROCFS_H
 
-#include "container.h"
+#include "layer.h"
 
 /* Open PATH (absolute, under /proc) of the container's proc.  /proc is
  * resolved inside the container root (ctx->rootfs_fd; the current root when

@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 
 #include "caps.h"
-#include "container.h"
+#include "layer.h"
 #include "util.h"
 
 static const struct

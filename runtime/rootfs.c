@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "layer.h"
 #include "resolve.h"
 #include "util.h"
 

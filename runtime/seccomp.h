@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "container.h"
+#include "layer.h"
 #include "error.h"
 #include "report.h"
 #include "sha256.h"

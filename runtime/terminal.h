@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "container.h"
+#include "layer.h"
 
 /* Parent, before clone (create, run, exec): the combination of
  * process.terminal, --console-socket and whether the caller stays in the

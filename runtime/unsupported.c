@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
-#include "container.h"
+#include "layer.h"
 
 static int
 refuse (struct kist_report *r, const char *layer, const char *requested, const char *what,

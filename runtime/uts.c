@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "layer.h"
 #include "procfs.h"
 #include "util.h"
 
