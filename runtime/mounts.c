@@ -25,7 +25,11 @@
  * copies the image's content of the destination into it (see copyup);
  * cgroup2 refused in a user namespace without a cgroup namespace becomes a
  * read-only bind of the container's own cgroup, as sysfs refused in a user
- * namespace becomes a read-only rbind of the host's /sys. */
+ * namespace becomes a read-only rbind of the host's /sys.
+ *
+ * This file applies one mount and runs the layer; mounts_opts.c turns an
+ * entry's options into a plan, mounts_special.c has tmpcopyup and the
+ * cgroup2 and sysfs fallbacks (shared declarations: mounts_int.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -43,250 +47,10 @@
 
 #include "cgroup.h"
 #include "layer.h"
+#include "mounts_int.h"
 #include "ns.h"
 #include "resolve.h"
 #include "util.h"
-
-#ifndef MQUEUE_MAGIC
-#define MQUEUE_MAGIC 0x19800202
-#endif
-#ifndef ST_NOSYMFOLLOW
-#define ST_NOSYMFOLLOW 0x2000
-#endif
-
-/* ------------------------------------------------------------- options */
-
-struct attrs
-{
-  uint64_t set, clr;
-};
-
-enum opt_kind
-{
-  OPT_ATTR,        /* a mount attribute (mount_setattr / fsmount) */
-  OPT_SB,          /* a superblock flag (sync, async, dirsync): fsconfig, not for binds */
-  OPT_PROP,        /* propagation */
-  OPT_BIND,
-  OPT_RBIND,
-  OPT_COPYUP,      /* tmpcopyup: the image's content of the destination into the new tmpfs */
-  OPT_UNSUPPORTED
-};
-
-struct flag_opt
-{
-  const char *name;
-  enum opt_kind kind;
-  uint64_t set, clr;     /* OPT_ATTR */
-  unsigned long prop;    /* OPT_PROP: MS_PRIVATE, ... */
-  bool rec;              /* OPT_PROP: recursive variant */
-  const char *why;       /* OPT_UNSUPPORTED */
-};
-
-/* The atime family is one field in the mount attributes: "atime",
- * "nostrictatime" and "relatime" mean the kernel default (relatime);
- * "norelatime" means always update (strictatime).  The "r" prefix of every
- * OPT_ATTR option gives its recursive variant (rro, rnosuid, ratime, ...). */
-static const struct flag_opt flag_opts[] = {
-  { "ro", OPT_ATTR, MOUNT_ATTR_RDONLY, 0 },
-  { "rw", OPT_ATTR, 0, MOUNT_ATTR_RDONLY },
-  { "nosuid", OPT_ATTR, MOUNT_ATTR_NOSUID, 0 },
-  { "suid", OPT_ATTR, 0, MOUNT_ATTR_NOSUID },
-  { "nodev", OPT_ATTR, MOUNT_ATTR_NODEV, 0 },
-  { "dev", OPT_ATTR, 0, MOUNT_ATTR_NODEV },
-  { "noexec", OPT_ATTR, MOUNT_ATTR_NOEXEC, 0 },
-  { "exec", OPT_ATTR, 0, MOUNT_ATTR_NOEXEC },
-  { "noatime", OPT_ATTR, MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
-  { "atime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
-  { "relatime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
-  { "norelatime", OPT_ATTR, MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
-  { "strictatime", OPT_ATTR, MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
-  { "nostrictatime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
-  { "nodiratime", OPT_ATTR, MOUNT_ATTR_NODIRATIME, 0 },
-  { "diratime", OPT_ATTR, 0, MOUNT_ATTR_NODIRATIME },
-  { "nosymfollow", OPT_ATTR, MOUNT_ATTR_NOSYMFOLLOW, 0 },
-  { "symfollow", OPT_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW },
-  { "sync", OPT_SB },
-  { "async", OPT_SB },
-  { "dirsync", OPT_SB },
-  { "private", OPT_PROP, .prop = MS_PRIVATE },
-  { "rprivate", OPT_PROP, .prop = MS_PRIVATE, .rec = true },
-  { "shared", OPT_PROP, .prop = MS_SHARED },
-  { "rshared", OPT_PROP, .prop = MS_SHARED, .rec = true },
-  { "slave", OPT_PROP, .prop = MS_SLAVE },
-  { "rslave", OPT_PROP, .prop = MS_SLAVE, .rec = true },
-  { "unbindable", OPT_PROP, .prop = MS_UNBINDABLE },
-  { "runbindable", OPT_PROP, .prop = MS_UNBINDABLE, .rec = true },
-  { "bind", OPT_BIND },
-  { "rbind", OPT_RBIND },
-  { "idmap", OPT_UNSUPPORTED,
-    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
-           "volume option) and give the files the ids the container uses" },
-  { "ridmap", OPT_UNSUPPORTED,
-    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
-           "volume option) and give the files the ids the container uses" },
-  { "tmpcopyup", OPT_COPYUP },
-};
-
-/* Look an option up; *rec is set for the "r" variant of an attribute. */
-static const struct flag_opt *
-opt_lookup (const char *name, bool *rec)
-{
-  *rec = false;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
-    if (strcmp (flag_opts[i].name, name) == 0)
-      return &flag_opts[i];
-  if (name[0] == 'r')
-    for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
-      if (flag_opts[i].kind == OPT_ATTR && strcmp (flag_opts[i].name, name + 1) == 0)
-        {
-          *rec = true;
-          return &flag_opts[i];
-        }
-  return NULL;
-}
-
-static void
-attrs_apply (struct attrs *a, uint64_t set, uint64_t clr)
-{
-  if (clr & MOUNT_ATTR__ATIME)
-    a->set &= ~(uint64_t) MOUNT_ATTR__ATIME;
-  a->set = (a->set & ~clr) | set;
-  a->clr = (a->clr & ~set) | clr;
-}
-
-/* How a destination is resolved in the image (see dest_exactness). */
-enum exactness
-{
-  EXACT_NONE,    /* symlinks are followed, inside the root (as runc does) */
-  EXACT_TOP,     /* the top directory (/sys, /dev) must not be a symlink */
-  EXACT_ALL      /* no component may be a symlink */
-};
-
-struct plan
-{
-  bool bind, rbind;
-  struct attrs top, rec;     /* rec: applied with AT_RECURSIVE (binds only) */
-  unsigned long prop;
-  bool prop_rec;
-  const char **fsopts;       /* borrowed from the mount's options */
-  size_t n_fsopts;
-  const char *fstype;        /* after mapping */
-  bool cgroup_mapped;
-  bool copyup;               /* tmpcopyup on a tmpfs */
-  bool has_mode, has_owner;  /* mode=, uid=/gid= among the filesystem options */
-  char *ignored;             /* options accepted and ignored, as runc does ("mode=755, size=1k") */
-  char *clean;               /* the destination, lexically cleaned */
-  enum exactness exact;
-  char *note;                /* what the report detail says about this mount, or NULL */
-};
-
-static void
-plan_clear (struct plan *p)
-{
-  free (p->fsopts);
-  p->fsopts = NULL;
-  free (p->ignored);
-  p->ignored = NULL;
-  free (p->clean);
-  p->clean = NULL;
-  free (p->note);
-  p->note = NULL;
-}
-
-/* *s += sep + piece (no separator before the first piece).  Takes piece. */
-static void
-append (char **s, const char *sep, char *piece)
-{
-  char *next = *s ? xasprintf ("%s%s%s", *s, sep, piece) : xstrdup (piece);
-  free (piece);
-  free (*s);
-  *s = next;
-}
-#define _cleanup_plan_ __attribute__ ((cleanup (plan_clear)))
-
-static int
-plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err)
-{
-  bool rec;
-  if (m->n_uid_mappings || m->n_gid_mappings)
-    return kist_error_make (err, ENOTSUP,
-                            "uidMappings/gidMappings (idmapped mounts) are not supported by kist");
-  p->bind = m->type && strcmp (m->type, "bind") == 0;
-  for (char **o = m->options; o && *o; o++)
-    {
-      const struct flag_opt *f = opt_lookup (*o, &rec);
-      if (f && f->kind == OPT_BIND)
-        p->bind = true;
-      else if (f && f->kind == OPT_RBIND)
-        p->bind = p->rbind = true;
-    }
-  if (!p->bind)
-    {
-      if (m->type == NULL || m->type[0] == '\0')
-        return kist_error_make (err, EINVAL,
-                                "no type and no bind/rbind option: say which filesystem to mount");
-      p->fstype = m->type;
-      if (strcmp (m->type, "cgroup") == 0)
-        {
-          p->fstype = "cgroup2";
-          p->cgroup_mapped = true;
-        }
-    }
-
-  p->fsopts = xcalloc (kist_strv_len (m->options) + 1, sizeof *p->fsopts);
-  for (char **o = m->options; o && *o; o++)
-    {
-      const struct flag_opt *f = opt_lookup (*o, &rec);
-      if (f == NULL)
-        {
-          /* runc passes these as mount(2) data, which a bind ignores:
-           * accepted, and the report says they were ignored. */
-          if (p->bind)
-            {
-              append (&p->ignored, ", ", xstrdup (*o));
-              continue;
-            }
-          if (strncmp (*o, "mode=", 5) == 0)
-            p->has_mode = true;
-          else if (strncmp (*o, "uid=", 4) == 0 || strncmp (*o, "gid=", 4) == 0)
-            p->has_owner = true;
-          p->fsopts[p->n_fsopts++] = *o;
-          continue;
-        }
-      switch (f->kind)
-        {
-        case OPT_ATTR:
-          attrs_apply ((p->bind && (rec || p->rbind)) ? &p->rec : &p->top, f->set, f->clr);
-          break;
-        case OPT_SB:
-          if (!p->bind)
-            p->fsopts[p->n_fsopts++] = *o;
-          else if (strcmp (f->name, "async") != 0)
-            return kist_error_make (err, EINVAL,
-                                    "option `%s` is a superblock flag and cannot be set on a bind "
-                                    "mount",
-                                    *o);
-          break;
-        case OPT_PROP:
-          p->prop = f->prop;
-          p->prop_rec = f->rec;
-          break;
-        case OPT_BIND:
-        case OPT_RBIND:
-          break;
-        case OPT_COPYUP:
-          /* As runc and crun: only a tmpfs copies up; elsewhere it means nothing. */
-          if (!p->bind && strcmp (p->fstype, "tmpfs") == 0)
-            p->copyup = true;
-          else
-            append (&p->ignored, ", ", xstrdup (*o));
-          break;
-        case OPT_UNSUPPORTED:
-          return kist_error_make (err, ENOTSUP, "option `%s`: %s", *o, f->why);
-        }
-    }
-  return 0;
-}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -400,8 +164,8 @@ has_field (const char *fields, const char *prefix)
   return false;
 }
 
-static int
-apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
+int
+mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
 {
   if (p->prop == 0)
     return 0;
@@ -454,12 +218,10 @@ static const struct flag_check flag_checks[] = {
   { MOUNT_ATTR_NOSYMFOLLOW, ST_NOSYMFOLLOW, "nosymfollow", "symfollow" },
 };
 
-/* The destination, reopened, must be the new mount with the flags asked for
- * and the expected filesystem. */
-static int
-verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
-              const struct plan *p, unsigned long magic, dev_t src_dev, bool check_dev,
-              struct kist_error **err)
+int
+mnt_verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
+                  const struct plan *p, unsigned long magic, dev_t src_dev, bool check_dev,
+                  struct kist_error **err)
 {
   _cleanup_close_ int fd = p->exact == EXACT_ALL
                                ? kist_resolve_open_exact (ctx->rootfs_fd, p->clean, O_PATH, 0, err)
@@ -479,7 +241,7 @@ verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
                             (unsigned long long) under);
 
   struct attrs exp = p->rec;
-  attrs_apply (&exp, p->top.set, p->top.clr);
+  mnt_attrs_apply (&exp, p->top.set, p->top.clr);
   struct statvfs sv;
   if (fstatvfs (fd, &sv) < 0)
     return kist_error_make (err, errno, "verify: fstatvfs");
@@ -525,8 +287,8 @@ verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
   return 0;
 }
 
-static int
-setattr_tree (int tree, const struct attrs *a, bool recursive, struct kist_error **err)
+int
+mnt_setattr_tree (int tree, const struct attrs *a, bool recursive, struct kist_error **err)
 {
   if (a->set == 0 && a->clr == 0)
     return 0;
@@ -550,14 +312,8 @@ is_procfs_type (const struct plan *p)
   return !p->bind && (strcmp (p->fstype, "proc") == 0 || strcmp (p->fstype, "sysfs") == 0);
 }
 
-/* Where the image may not redirect a mount with a symlink (runc: "must be
- * mounted on ordinary directory"; a symlinked /proc would otherwise get
- * procfs mounted wherever it points, and the container no /proc of its
- * own at the path it expects): proc and sysfs anywhere, anything at /proc,
- * /sys or /dev, and anything below /proc resolve with no symlink at all;
- * below /sys and /dev, the top directory itself must not be a symlink. */
-static enum exactness
-dest_exactness (const struct plan *p)
+enum exactness
+mnt_dest_exactness (const struct plan *p)
 {
   if (is_procfs_type (p) || kist_path_is_or_under (p->clean, "/proc")
       || strcmp (p->clean, "/sys") == 0 || strcmp (p->clean, "/dev") == 0)
@@ -644,323 +400,6 @@ resolve_target (struct kist_ctx *ctx, const struct kist_mount *m, const struct p
   return steal_fd (&target);
 }
 
-/* ------------------------------------------------------------ tmpcopyup */
-
-/* tmpcopyup (podman --read-only, as crun and runc do it): the image's
- * content of the destination is copied into the new tmpfs while it is still
- * detached.  The source is read only through fds: every entry is opened from
- * its parent's fd by its single name with RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS, and must still be the inode fstatat saw, so a symlink
- * in the image is copied as a symlink and never followed, and nothing
- * outside the destination is read.  Regular files, directories, symlinks,
- * fifos and device nodes are copied with their mode, owner and times;
- * sockets are skipped (counted); hard links become separate files. */
-
-#define COPYUP_MAX_DEPTH 128
-#define COPYUP_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-
-struct copyup
-{
-  unsigned long files, dirs, links, nodes, sockets;
-  unsigned long long bytes;
-};
-
-static int
-copyup_error (struct kist_error **err, int errnum, const char *rel, const char *name,
-              const char *what)
-{
-  const char *hint = errnum == ENOSPC   ? " (the tmpfs is full: raise its size= option)"
-                     : errnum == EINVAL && strstr (what, "owner")
-                         ? " (the owner is not mapped in the container's user namespace: give "
-                           "the image's files ids that uidMappings/gidMappings map)"
-                     : errnum == EPERM && strstr (what, "device")
-                         ? " (device nodes cannot be made here, e.g. in a user namespace: remove "
-                           "them from the image)"
-                         : "";
-  return kist_error_make (err, errnum, "tmpcopyup: %s `%s/%s`%s", what, rel, name, hint);
-}
-
-/* Owner, mode (after the owner: chown clears set-id bits) and times of the
- * copy dst/name (fd: the copy itself, -1 for a symlink). */
-static int
-copyup_meta (int dst, const char *name, int fd, const struct stat *st, const char *rel,
-             struct kist_error **err)
-{
-  const struct timespec ts[2] = { st->st_atim, st->st_mtim };
-  if (fd >= 0)
-    {
-      if (fchown (fd, st->st_uid, st->st_gid) < 0)
-        return copyup_error (err, errno, rel, name, "set the owner of");
-      if (fchmod (fd, st->st_mode & 07777) < 0)
-        return copyup_error (err, errno, rel, name, "set the mode of");
-      if (futimens (fd, ts) < 0)
-        return copyup_error (err, errno, rel, name, "set the times of");
-      return 0;
-    }
-  if (fchownat (dst, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-    return copyup_error (err, errno, rel, name, "set the owner of");
-  if (!S_ISLNK (st->st_mode) && fchmodat (dst, name, st->st_mode & 07777, 0) < 0)
-    return copyup_error (err, errno, rel, name, "set the mode of");
-  if (utimensat (dst, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-    return copyup_error (err, errno, rel, name, "set the times of");
-  return 0;
-}
-
-/* Open src/name (one component, no symlink, not above src) and check it is
- * still the inode *st describes. */
-static int
-copyup_open (int src, const char *name, int flags, const struct stat *st, const char *rel,
-             struct kist_error **err)
-{
-  int fd = kist_openat2 (src, name, flags | O_NOFOLLOW | O_NOCTTY, 0, COPYUP_RESOLVE);
-  if (fd < 0)
-    return copyup_error (err, -fd, rel, name, "open the image's");
-  struct stat now;
-  if (fstat (fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino
-      || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
-    {
-      close (fd);
-      return copyup_error (err, EAGAIN, rel, name,
-                           "the image changed while kist copied it (a concurrent change?):");
-    }
-  return fd;
-}
-
-static int
-copyup_file (int src, int dst, const char *name, const struct stat *st, const char *rel,
-             struct copyup *c, struct kist_error **err)
-{
-  _cleanup_close_ int in = copyup_open (src, name, O_RDONLY | O_NONBLOCK, st, rel, err);
-  if (in < 0)
-    return -1;
-  _cleanup_close_ int out
-      = openat (dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (out < 0)
-    return copyup_error (err, errno, rel, name, "create the copy of");
-  bool plain = false; /* copy_file_range refused: read and write */
-  for (;;)
-    {
-      ssize_t n = plain ? -1 : copy_file_range (in, NULL, out, NULL, 1u << 30, 0);
-      if (n < 0 && !plain
-          && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
-        plain = true;
-      if (plain)
-        {
-          char buf[65536];
-          int w;
-          n = read (in, buf, sizeof buf);
-          if (n > 0 && (w = kist_write_all (out, buf, (size_t) n)) < 0)
-            return copyup_error (err, -w, rel, name, "write the copy of");
-        }
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return copyup_error (err, errno, rel, name, "copy");
-      if (n == 0)
-        break;
-      c->bytes += (unsigned long long) n;
-    }
-  c->files++;
-  return copyup_meta (dst, name, out, st, rel, err);
-}
-
-static int copyup_dir (int src, int dst, const char *rel, int depth, struct copyup *c,
-                       struct kist_error **err);
-
-static int
-copyup_entry (int src, int dst, const char *name, const char *rel, int depth, struct copyup *c,
-              struct kist_error **err)
-{
-  struct stat st;
-  if (fstatat (src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return copyup_error (err, errno, rel, name, "stat the image's");
-  switch (st.st_mode & S_IFMT)
-    {
-    case S_IFREG:
-      return copyup_file (src, dst, name, &st, rel, c, err);
-    case S_IFDIR:
-      {
-        if (depth >= COPYUP_MAX_DEPTH)
-          return copyup_error (err, ELOOP, rel, name,
-                               "more than 128 (COPYUP_MAX_DEPTH) directory levels below "
-                               "the destination at");
-        _cleanup_close_ int in = copyup_open (src, name, O_RDONLY | O_DIRECTORY, &st, rel, err);
-        if (in < 0)
-          return -1;
-        if (mkdirat (dst, name, 0700) < 0)
-          return copyup_error (err, errno, rel, name, "create the copy of");
-        _cleanup_close_ int out
-            = kist_openat2 (dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, COPYUP_RESOLVE);
-        if (out < 0)
-          return copyup_error (err, -out, rel, name, "open the copy of");
-        _cleanup_free_ char *sub = xasprintf ("%s/%s", rel, name);
-        if (copyup_dir (in, out, sub, depth + 1, c, err) < 0)
-          return -1;
-        c->dirs++;
-        return copyup_meta (dst, name, out, &st, rel, err);
-      }
-    case S_IFLNK:
-      {
-        size_t sz = (size_t) st.st_size + 1;
-        if (sz < 2 || sz > 65536)
-          sz = 65536;
-        _cleanup_free_ char *target = xmalloc (sz);
-        ssize_t n = readlinkat (src, name, target, sz);
-        if (n < 0)
-          return copyup_error (err, errno, rel, name, "read the image's symlink");
-        if ((size_t) n >= sz)
-          return copyup_error (err, ENAMETOOLONG, rel, name, "read the image's symlink");
-        target[n] = '\0';
-        if (symlinkat (target, dst, name) < 0)
-          return copyup_error (err, errno, rel, name, "create the copy of the symlink");
-        c->links++;
-        return copyup_meta (dst, name, -1, &st, rel, err);
-      }
-    case S_IFIFO:
-    case S_IFCHR:
-    case S_IFBLK:
-      if (mknodat (dst, name, (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0)
-        return copyup_error (err, errno, rel, name, "create the copy of the device or fifo");
-      c->nodes++;
-      return copyup_meta (dst, name, -1, &st, rel, err);
-    default:
-      c->sockets++; /* a socket means nothing without its process */
-      return 0;
-    }
-}
-
-static int
-copyup_dir (int src, int dst, const char *rel, int depth, struct copyup *c,
-            struct kist_error **err)
-{
-  int dfd = fcntl (src, F_DUPFD_CLOEXEC, 3);
-  if (dfd < 0)
-    return kist_error_make (err, errno, "tmpcopyup: dup");
-  _cleanup_dir_ DIR *d = fdopendir (dfd);
-  if (d == NULL)
-    {
-      close (dfd);
-      return kist_error_make (err, errno, "tmpcopyup: read the image's directory `%s`", rel);
-    }
-  rewinddir (d);
-  struct dirent *de;
-  for (errno = 0; (de = readdir (d)) != NULL; errno = 0)
-    {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      if (copyup_entry (src, dst, de->d_name, rel, depth, c, err) < 0)
-        return -1;
-    }
-  if (errno != 0)
-    return kist_error_make (err, errno, "tmpcopyup: read the image's directory `%s`", rel);
-  return 0;
-}
-
-/* Copy the image's directory at target into the detached tmpfs mnt; its
- * root takes the source's mode and owner unless mode=, uid= or gid= says
- * otherwise. */
-static int
-copyup (const struct plan *p, int target, int mnt, struct copyup *c, struct kist_error **err)
-{
-  _cleanup_close_ int src = kist_openat2 (target, ".", O_RDONLY | O_DIRECTORY, 0, COPYUP_RESOLVE);
-  if (src < 0)
-    return kist_error_make (err, -src, "tmpcopyup: open the image's `%s`", p->clean);
-  _cleanup_close_ int dst = kist_openat2 (mnt, ".", O_RDONLY | O_DIRECTORY, 0, COPYUP_RESOLVE);
-  if (dst < 0)
-    return kist_error_make (err, -dst, "tmpcopyup: open the new tmpfs");
-  const char *rel = strcmp (p->clean, "/") == 0 ? "" : p->clean;
-  if (copyup_dir (src, dst, rel, 0, c, err) < 0)
-    return -1;
-  struct stat st;
-  if (fstat (src, &st) < 0)
-    return kist_error_make (err, errno, "tmpcopyup: stat the image's `%s`", p->clean);
-  if (!p->has_owner && fchown (dst, st.st_uid, st.st_gid) < 0)
-    return kist_error_make (err, errno, "tmpcopyup: set the owner of the tmpfs at `%s`",
-                            p->clean);
-  if (!p->has_mode && fchmod (dst, st.st_mode & 07777) < 0)
-    return kist_error_make (err, errno, "tmpcopyup: set the mode of the tmpfs at `%s`", p->clean);
-  return 0;
-}
-
-/* ------------------------------------------------ the cgroup fallback */
-
-/* A fallback's detached tree (a clone of a host directory) onto target:
- * every mount of it read-only plus the mount's flags, recursively, the
- * propagation, then verified (magic; the source's device when src_dev). */
-static int
-place_readonly_tree (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
-                     int tree, int target, const char *what, unsigned long magic,
-                     const dev_t *src_dev, struct kist_error **err)
-{
-  struct plan rp = *p;
-  attrs_apply (&rp.rec, p->top.set, p->top.clr);
-  attrs_apply (&rp.rec, MOUNT_ATTR_RDONLY, 0);
-  rp.top = (struct attrs){ 0 };
-  if (setattr_tree (tree, &rp.rec, true, err) < 0)
-    return kist_error_wrap (err, "%s", what);
-  if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return kist_error_make (err, errno, "%s: move_mount", what);
-  if (apply_propagation (tree, p, err) < 0)
-    return -1;
-  return verify_mount (ctx, m->destination, tree, target, &rp, magic, src_dev ? *src_dev : 0,
-                       src_dev != NULL, err);
-}
-
-/* cgroup2 in a user namespace without a cgroup namespace of its own (podman
- * --uidmap): the kernel refuses a new cgroup2 superblock (EPERM).  runc then
- * binds the cgroup2 hierarchy it sees; kist binds only the container's own
- * cgroup (the scope the init was put in, else the cgroup2 root), always
- * read-only with every submount: the container must not write its limits. */
-static int
-mount_cgroup_fallback (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
-                       int target, struct kist_error **err)
-{
-  _cleanup_free_ char *root = NULL, *own = NULL;
-  if (kist_cgroup_mount (&root, err) < 0 || kist_cgroup_own_path (&own, err) < 0)
-    return kist_error_wrap (err, "cgroup fallback: find the container's cgroup");
-  _cleanup_close_ int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return kist_error_make (err, errno, "cgroup fallback: open the cgroup2 mount `%s`", root);
-  struct statfs sf;
-  if (fstatfs (rootfd, &sf) < 0 || (unsigned long) sf.f_type != CGROUP2_SUPER_MAGIC)
-    return kist_error_make (err, EIO, "cgroup fallback: `%s` is not a cgroup2 mount", root);
-  _cleanup_close_ int scope
-      = own[0] ? kist_openat2 (rootfd, own, O_PATH | O_DIRECTORY, 0,
-                               COPYUP_RESOLVE | RESOLVE_NO_XDEV)
-               : fcntl (rootfd, F_DUPFD_CLOEXEC, 3);
-  if (scope < 0)
-    return kist_error_make (err, own[0] ? -scope : errno,
-                            "cgroup fallback: open the container's cgroup `%s/%s`", root, own);
-  struct stat sst;
-  if (fstat (scope, &sst) < 0)
-    return kist_error_make (err, errno, "cgroup fallback: stat the container's cgroup");
-  _cleanup_close_ int tree = open_tree (scope, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
-                                                       | AT_EMPTY_PATH | AT_RECURSIVE);
-  if (tree < 0)
-    return kist_error_make (err, errno, "cgroup fallback: open_tree(`%s/%s`, AT_RECURSIVE)", root,
-                            own);
-  if (place_readonly_tree (ctx, m, p, tree, target, "cgroup fallback", CGROUP2_SUPER_MAGIC,
-                           &sst.st_dev, err)
-      < 0)
-    return -1;
-  /* The root of the new mount must be the container's cgroup itself. */
-  _cleanup_close_ int fd = p->exact == EXACT_ALL
-                               ? kist_resolve_open_exact (ctx->rootfs_fd, p->clean, O_PATH, 0, err)
-                               : kist_resolve_open (ctx->rootfs_fd, m->destination, O_PATH, 0, err);
-  struct stat dst;
-  if (fd < 0 || fstat (fd, &dst) < 0)
-    return kist_error_wrap (err, "cgroup fallback: verify");
-  if (dst.st_ino != sst.st_ino || dst.st_dev != sst.st_dev)
-    return kist_error_make (err, EIO, "cgroup fallback: verify: the destination is not the "
-                                      "container's cgroup");
-  append (&p->note, "; ",
-          xasprintf ("%s: cgroup2 refused in the user namespace without a cgroup namespace "
-                     "(EPERM), bind of the container's own cgroup %s/%s instead (runc binds the "
-                     "whole hierarchy), read-only with every submount",
-                     m->destination, root, own));
-  return 0;
-}
-
 /* ------------------------------------------------------------- one mount */
 
 static int
@@ -1001,29 +440,14 @@ mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan 
                         S_ISDIR (st.st_mode) ? 0755 : 0644, err);
   if (target < 0)
     return target;
-  if (setattr_tree (tree, &p->rec, true, err) < 0 || setattr_tree (tree, &p->top, false, err) < 0)
+  if (mnt_setattr_tree (tree, &p->rec, true, err) < 0
+      || mnt_setattr_tree (tree, &p->top, false, err) < 0)
     return -1;
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "move_mount onto the destination");
-  if (apply_propagation (tree, p, err) < 0)
+  if (mnt_apply_propagation (tree, p, err) < 0)
     return -1;
-  return verify_mount (ctx, m->destination, tree, target, p, 0, st.st_dev, true, err);
-}
-
-/* sysfs in a user namespace that does not own the network namespace:
- * rbind the host's /sys instead (as runc does). */
-static int
-mount_sysfs_fallback (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
-                      int target, struct kist_error **err)
-{
-  _cleanup_close_ int tree
-      = open_tree (AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-  if (tree < 0)
-    return kist_error_make (err, errno, "sysfs fallback: open_tree(/sys, AT_RECURSIVE)");
-  /* Always read-only, whatever the options: the host's /sys holds files the
-   * caller owns (a cgroup delegated to it), which the container must not
-   * write (CVE-2023-25809). */
-  return place_readonly_tree (ctx, m, p, tree, target, "sysfs fallback", SYSFS_MAGIC, NULL, err);
+  return mnt_verify_mount (ctx, m->destination, tree, target, p, 0, st.st_dev, true, err);
 }
 
 /* Is the caller still in the host's namespace of type t (captured before
@@ -1059,8 +483,8 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
     {
       if (errno == EPERM && sysfs_fallback_ok)
         {
-          append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
-          return mount_sysfs_fallback (ctx, m, p, target, err);
+          mnt_append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
+          return mnt_mount_sysfs_fallback (ctx, m, p, target, err);
         }
       if (errno == ENODEV)
         return kist_error_make (err, ENODEV, "filesystem type `%s` is not supported by this kernel",
@@ -1096,11 +520,11 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
       int e = errno;
       if (e == EPERM && sysfs_fallback_ok)
         {
-          append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
-          return mount_sysfs_fallback (ctx, m, p, target, err);
+          mnt_append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
+          return mnt_mount_sysfs_fallback (ctx, m, p, target, err);
         }
       if (e == EPERM && cgroup_fallback_ok)
-        return mount_cgroup_fallback (ctx, m, p, target, err);
+        return mnt_mount_cgroup_fallback (ctx, m, p, target, err);
       const char *hint = "";
       if (e == EPERM && ctx->userns && strcmp (p->fstype, "cgroup2") == 0)
         hint = " (in a user namespace, cgroup2 needs a cgroup namespace it owns: add \"cgroup\" "
@@ -1113,7 +537,7 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
     }
   /* New mounts have no submounts: recursive and top-level flags are one. */
   struct attrs a = p->rec;
-  attrs_apply (&a, p->top.set, p->top.clr);
+  mnt_attrs_apply (&a, p->top.set, p->top.clr);
   /* A read-only tmpfs is filled first and made read-only after. */
   uint64_t late_rdonly = p->copyup ? (a.set & MOUNT_ATTR_RDONLY) : 0;
   /* A read-only /dev tmpfs (as runc): writable for the mounts, nodes and
@@ -1126,9 +550,9 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
       a.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
       p->rec.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
       p->top.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
-      append (&p->note, "; ",
-              xstrdup ("/dev: read-only once its submounts, nodes and console exist (the dev "
-                       "layer makes and verifies it, as runc)"));
+      mnt_append (&p->note, "; ",
+                  xstrdup ("/dev: read-only once its submounts, nodes and console exist (the dev "
+                           "layer makes and verifies it, as runc)"));
     }
   _cleanup_close_ int mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) (a.set & ~late_rdonly));
   if (mnt < 0)
@@ -1136,8 +560,8 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
       int e = errno;
       if (e == EPERM && sysfs_fallback_ok)
         {
-          append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
-          return mount_sysfs_fallback (ctx, m, p, target, err);
+          mnt_append (&p->note, "; ", xasprintf ("%s: %s", m->destination, sysfs_fallback_note));
+          return mnt_mount_sysfs_fallback (ctx, m, p, target, err);
         }
       return fs_error (err, fsfd, e, "fsmount");
     }
@@ -1145,19 +569,20 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
     {
       struct copyup c = { 0 };
       const struct attrs ro = { .set = late_rdonly };
-      if (copyup (p, target, mnt, &c, err) < 0 || setattr_tree (mnt, &ro, false, err) < 0)
+      if (mnt_copyup (p, target, mnt, &c, err) < 0 || mnt_setattr_tree (mnt, &ro, false, err) < 0)
         return -1;
-      append (&p->note, "; ",
-              xasprintf ("%s: tmpcopyup: copied %lu files (%llu bytes), %lu directories, %lu "
-                         "symlinks, %lu fifos/devices from the image (%lu sockets skipped)",
-                         m->destination, c.files, c.bytes, c.dirs, c.links, c.nodes,
-                         c.sockets));
+      mnt_append (&p->note, "; ",
+                  xasprintf ("%s: tmpcopyup: copied %lu files (%llu bytes), %lu directories, %lu "
+                             "symlinks, %lu fifos/devices from the image (%lu sockets skipped)",
+                             m->destination, c.files, c.bytes, c.dirs, c.links, c.nodes,
+                             c.sockets));
     }
   if (move_mount (mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "move_mount onto the destination");
-  if (apply_propagation (mnt, p, err) < 0)
+  if (mnt_apply_propagation (mnt, p, err) < 0)
     return -1;
-  int ret = verify_mount (ctx, m->destination, mnt, target, p, fs_magic (p->fstype), 0, false, err);
+  int ret = mnt_verify_mount (ctx, m->destination, mnt, target, p, fs_magic (p->fstype), 0, false,
+                                  err);
   if (ret == 0 && dev_late)
     ctx->dev_ro_fd = steal_fd (&mnt);
   return ret;
@@ -1172,7 +597,7 @@ mount_desc (const struct kist_mount *m)
   bool bind = m->type && strcmp (m->type, "bind") == 0, rbind = false;
   for (char **o = m->options; o && *o; o++)
     {
-      const struct flag_opt *f = opt_lookup (*o, &rec);
+      const struct flag_opt *f = mnt_opt_lookup (*o, &rec);
       if (f && f->kind == OPT_BIND)
         bind = true;
       else if (f && f->kind == OPT_RBIND)
@@ -1213,10 +638,10 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       else if (m->destination[strspn (m->destination, "/")] == '\0')
         ret = kist_error_make (&e, EINVAL, "mounting over the container root is not supported "
                                            "(set root.path instead)");
-      else if ((ret = plan_build (m, &p, &e)) == 0
+      else if ((ret = mnt_plan_build (m, &p, &e)) == 0
                && (ret = kist_resolve_clean (m->destination, &p.clean, &e)) == 0)
         {
-          p.exact = dest_exactness (&p);
+          p.exact = mnt_dest_exactness (&p);
           ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &e);
         }
 
@@ -1230,24 +655,25 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
             return kist_report_failed (r, "mounts", "", errnum, err, "%s", reason);
           if (first_errno == 0)
             first_errno = errnum;
-          append (&failures, "; ", xstrdup (reason));
+          mnt_append (&failures, "; ", xstrdup (reason));
           n_failed++;
           continue;
         }
       n_ok++;
-      append (&list, ", ",
-              xasprintf ("%s %s", m->destination, p.bind ? (p.rbind ? "rbind" : "bind") : p.fstype));
+      mnt_append (&list, ", ",
+                  xasprintf ("%s %s", m->destination,
+                             p.bind ? (p.rbind ? "rbind" : "bind") : p.fstype));
       if (p.cgroup_mapped)
-        append (&notes, "; ",
-                xasprintf ("%s: type cgroup mounted as cgroup2 (kist supports cgroup v2 only)",
-                           m->destination));
+        mnt_append (&notes, "; ",
+                    xasprintf ("%s: type cgroup mounted as cgroup2 (kist supports cgroup v2 only)",
+                               m->destination));
       if (p.ignored)
-        append (&notes, "; ",
-                xasprintf ("%s: options %s ignored (filesystem data options mean nothing on a "
-                           "bind mount, tmpcopyup only on a tmpfs; runc ignores them too)",
-                           m->destination, p.ignored));
+        mnt_append (&notes, "; ",
+                    xasprintf ("%s: options %s ignored (filesystem data options mean nothing on a "
+                               "bind mount, tmpcopyup only on a tmpfs; runc ignores them too)",
+                               m->destination, p.ignored));
       if (p.note)
-        append (&notes, "; ", xstrdup (p.note));
+        mnt_append (&notes, "; ", xstrdup (p.note));
     }
 
   if (n_failed)

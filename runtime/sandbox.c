@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "fsremove.h"
 #include "json.h"
 #include "sandbox.h"
 #include "spec.h"
@@ -306,96 +307,6 @@ merged_usr_links (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_
 /* The sandbox dir holds a few levels of mount points; deeper is not ours. */
 #define SANDBOX_MAX_DEPTH 64
 
-/* What one removal of ROOT/~sandbox/ID stays within. */
-struct remove_ctx
-{
-  dev_t dev;         /* the filesystem of ROOT/~sandbox */
-  const char *top;   /* ROOT/~sandbox/ID, for the fix in messages */
-};
-
-/* Remove the directory parentfd/name (path names it in messages) and
- * everything in it, never following a symlink (they are unlinked) and never
- * crossing into a mount point or another filesystem (refused, naming the
- * path).  keep: a directory of that name directly in it stays, and with it
- * the directory itself; *kept is then the kept directory's path. */
-static int
-remove_tree_at (const struct remove_ctx *c, int parentfd, const char *name, const char *path,
-                int depth, const char *keep, char **kept, struct kist_error **err)
-{
-  if (depth > SANDBOX_MAX_DEPTH)
-    return kist_error_make (err, ELOOP,
-                            "`%s` is nested more than %d levels deep, which kist sandbox never "
-                            "makes; refusing to remove it: inspect and remove `%s` by hand",
-                            path, SANDBOX_MAX_DEPTH, c->top);
-  if (kist_is_mount_root (parentfd, name))
-    return kist_error_make (err, EBUSY,
-                            "`%s` is a mount point; refusing to remove across it: unmount it "
-                            "(`umount %s`), then remove what is left of `%s` by hand",
-                            path, path, c->top);
-  int fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return kist_error_make (err, errno, "open `%s`", path);
-  _cleanup_dir_ DIR *d = fdopendir (fd);
-  if (d == NULL)
-    {
-      int e = errno;
-      close (fd);
-      return kist_error_make (err, e, "read `%s`", path);
-    }
-  struct stat st;
-  if (fstat (fd, &st) < 0)
-    return kist_error_make (err, errno, "stat `%s`", path);
-  if (st.st_dev != c->dev)
-    return kist_error_make (err, EXDEV,
-                            "`%s` is on another filesystem (a mount?); refusing to remove it: "
-                            "unmount it, then remove what is left of `%s` by hand",
-                            path, c->top);
-  _cleanup_free_ char *kept_path = NULL;
-  for (;;)
-    {
-      errno = 0;
-      struct dirent *de = readdir (d);
-      if (de == NULL)
-        break;
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      _cleanup_free_ char *sub = xasprintf ("%s/%s", path, de->d_name);
-      struct stat sst;
-      if (fstatat (fd, de->d_name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
-        {
-          if (errno == ENOENT)
-            continue;
-          return kist_error_make (err, errno, "stat `%s`", sub);
-        }
-      if (S_ISDIR (sst.st_mode) && keep && strcmp (de->d_name, keep) == 0)
-        kept_path = steal_pointer (&sub);
-      else if (S_ISDIR (sst.st_mode))
-        {
-          if (remove_tree_at (c, fd, de->d_name, sub, depth + 1, NULL, NULL, err) < 0)
-            return -1;
-        }
-      else if (unlinkat (fd, de->d_name, 0) < 0 && errno != ENOENT)
-        return kist_error_make (err, errno, "remove `%s`", sub);
-    }
-  if (errno != 0)
-    return kist_error_make (err, errno, "read `%s`", path);
-  if (kept_path == NULL)
-    {
-      if (unlinkat (parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-        return kist_error_make (err, errno, "remove the directory `%s`", path);
-      return 0;
-    }
-  /* Verify: nothing but the kept directory is left. */
-  rewinddir (d);
-  for (struct dirent *de; (de = readdir (d)) != NULL;)
-    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
-        && strcmp (de->d_name, keep) != 0)
-      return kist_error_make (err, EEXIST, "`%s/%s` still exists after removing it", path,
-                              de->d_name);
-  *kept = steal_pointer (&kept_path);
-  return 0;
-}
-
 int
 kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool keep_work,
                          char **kept, struct kist_error **err)
@@ -418,9 +329,6 @@ kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool
         return 0;
       return kist_error_make (err, errno, "open `%s` (not a directory or a symlink?)", top);
     }
-  if (fstat (topfd, &st) < 0)
-    return kist_error_make (err, errno, "stat `%s`", top);
-  struct remove_ctx c = { .dev = st.st_dev, .top = path };
   if (fstatat (topfd, id, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       if (errno == ENOENT)
@@ -432,29 +340,24 @@ kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool
                             "`%s` is not a directory (kist sandbox makes one); refusing to "
                             "touch it: inspect and remove it by hand",
                             path);
-  {
-    /* The overlay dirs of --workspace may be deeper than kist makes. */
-    _cleanup_close_ int idfd = openat (topfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (idfd < 0)
-      return kist_error_make (err, errno, "open `%s`", path);
-    if (kist_workspace_remove (idfd, path, err) < 0)
-      return kist_error_wrap (err, "remove `%s`", path);
-  }
-  _cleanup_free_ char *k = NULL;
-  if (remove_tree_at (&c, topfd, id, path, 0, keep_work ? "work" : NULL, &k, err) < 0)
-    return -1;
-  if (k)
+  if (!kist_is_mount_root (topfd, id))
     {
-      if (kept)
-        *kept = steal_pointer (&k);
-      return 1;
+      /* The overlay dirs of --workspace may be deeper than kist makes.  (A
+       * mount point at ID itself is left to kist_remove_tree_at: refused.) */
+      _cleanup_close_ int idfd
+          = openat (topfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (idfd < 0)
+        return kist_error_make (err, errno, "open `%s`", path);
+      if (kist_workspace_remove (idfd, path, err) < 0)
+        return kist_error_wrap (err, "remove `%s`", path);
     }
-  /* ROOT/~sandbox itself stays (other sandboxes may be using it). */
-  if (fstatat (topfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
-    return kist_error_make (err, EEXIST, "`%s` still exists after removing it", path);
-  if (errno != ENOENT)
-    return kist_error_make (err, errno, "verify that `%s` is gone", path);
-  return 1;
+  /* Never across a mount point or another filesystem; ROOT/~sandbox itself
+   * stays (other sandboxes may be using it). */
+  const struct kist_remove_opts ro = {
+    .path = path, .top = path, .max_depth = SANDBOX_MAX_DEPTH,
+    .keep = keep_work ? "work" : NULL, .kept = kept,
+  };
+  return kist_remove_tree_at (topfd, id, &ro, err);
 }
 
 int

@@ -32,7 +32,10 @@
  *         conditional rule it cannot merge, typically one that repeats or
  *         widens the conditions of an earlier one with another action: runc
  *         fails on that, and so does kist (seccomp_compile.c names both
- *         entries). */
+ *         entries).
+ *
+ * The vocabulary (the names of actions, operators, archs and flags, what
+ * this kernel supports, `kist features`) is in seccomp_vocab.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -41,14 +44,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
 #include "caps.h"
 #include "json.h"
 #include "seccomp.h"
+#include "seccomp_vocab.h"
 #include "util.h"
 
 #ifndef KIST_VERSION
@@ -57,192 +59,6 @@
 
 /* Bump when the canonical form or the program kist builds from it changes. */
 #define CANONICAL_FORMAT 1
-
-/* ------------------------------------------------------------ vocabulary */
-
-struct named
-{
-  const char *name;
-  uint32_t value;
-};
-
-static const struct named actions[] = {
-  { "SCMP_ACT_KILL", SCMP_ACT_KILL },
-  { "SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS },
-  { "SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD },
-  { "SCMP_ACT_TRAP", SCMP_ACT_TRAP },
-  { "SCMP_ACT_ERRNO", SCMP_ACT_ERRNO (0) },
-  { "SCMP_ACT_TRACE", SCMP_ACT_TRACE (0) },
-  { "SCMP_ACT_ALLOW", SCMP_ACT_ALLOW },
-  { "SCMP_ACT_LOG", SCMP_ACT_LOG },
-  { "SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY },
-};
-
-static const struct named operators[] = {
-  { "SCMP_CMP_NE", SCMP_CMP_NE }, { "SCMP_CMP_LT", SCMP_CMP_LT },
-  { "SCMP_CMP_LE", SCMP_CMP_LE }, { "SCMP_CMP_EQ", SCMP_CMP_EQ },
-  { "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
-  { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
-};
-
-static const struct named archs[] = {
-  { "SCMP_ARCH_X86", SCMP_ARCH_X86 },
-  { "SCMP_ARCH_X86_64", SCMP_ARCH_X86_64 },
-  { "SCMP_ARCH_X32", SCMP_ARCH_X32 },
-  { "SCMP_ARCH_ARM", SCMP_ARCH_ARM },
-  { "SCMP_ARCH_AARCH64", SCMP_ARCH_AARCH64 },
-  { "SCMP_ARCH_MIPS", SCMP_ARCH_MIPS },
-  { "SCMP_ARCH_MIPS64", SCMP_ARCH_MIPS64 },
-  { "SCMP_ARCH_MIPS64N32", SCMP_ARCH_MIPS64N32 },
-  { "SCMP_ARCH_MIPSEL", SCMP_ARCH_MIPSEL },
-  { "SCMP_ARCH_MIPSEL64", SCMP_ARCH_MIPSEL64 },
-  { "SCMP_ARCH_MIPSEL64N32", SCMP_ARCH_MIPSEL64N32 },
-  { "SCMP_ARCH_PPC", SCMP_ARCH_PPC },
-  { "SCMP_ARCH_PPC64", SCMP_ARCH_PPC64 },
-  { "SCMP_ARCH_PPC64LE", SCMP_ARCH_PPC64LE },
-  { "SCMP_ARCH_S390", SCMP_ARCH_S390 },
-  { "SCMP_ARCH_S390X", SCMP_ARCH_S390X },
-  { "SCMP_ARCH_PARISC", SCMP_ARCH_PARISC },
-  { "SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64 },
-  { "SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64 },
-};
-
-/* Go's GOARCH names, as docker profiles use them in includes/excludes. */
-static const struct named go_archs[] = {
-  { "386", SCMP_ARCH_X86 },         { "amd64", SCMP_ARCH_X86_64 },
-  { "arm64", SCMP_ARCH_AARCH64 },   { "mipsle", SCMP_ARCH_MIPSEL },
-  { "mips64le", SCMP_ARCH_MIPSEL64 }, { "mips64p32", SCMP_ARCH_MIPS64N32 },
-  { "mips64p32le", SCMP_ARCH_MIPSEL64N32 },
-};
-
-/* The OCI flags kist knows (runtime-spec: linux.seccomp.flags). */
-static const struct named flag_names[] = {
-  { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
-  { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
-  { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
-  { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
-};
-
-/* The arches a kernel of a native arch can show a filter (seccomp_data.arch):
- * the native one and its compat ABIs.  Others in a profile's architectures
- * (e.g. SCMP_ARCH_AARCH64 on x86_64) can never match, so kist leaves them
- * out of the program instead of compiling a dead copy of every rule for
- * them (for a multi-arch default profile that halves size and compile time). */
-static const struct
-{
-  uint32_t native;
-  uint32_t compat[3];
-} arch_families[] = {
-  { SCMP_ARCH_X86_64, { SCMP_ARCH_X86, SCMP_ARCH_X32 } },
-  { SCMP_ARCH_X32, { SCMP_ARCH_X86_64, SCMP_ARCH_X86 } },
-  { SCMP_ARCH_X86, { 0 } },
-  { SCMP_ARCH_AARCH64, { SCMP_ARCH_ARM } },
-  { SCMP_ARCH_ARM, { 0 } },
-  { SCMP_ARCH_PPC64, { SCMP_ARCH_PPC } },
-  { SCMP_ARCH_PPC64LE, { 0 } },
-  { SCMP_ARCH_PPC, { 0 } },
-  { SCMP_ARCH_S390X, { SCMP_ARCH_S390 } },
-  { SCMP_ARCH_S390, { 0 } },
-  { SCMP_ARCH_MIPS64, { SCMP_ARCH_MIPS64N32, SCMP_ARCH_MIPS } },
-  { SCMP_ARCH_MIPSEL64, { SCMP_ARCH_MIPSEL64N32, SCMP_ARCH_MIPSEL } },
-  { SCMP_ARCH_MIPS, { 0 } },
-  { SCMP_ARCH_MIPSEL, { 0 } },
-  { SCMP_ARCH_PARISC64, { SCMP_ARCH_PARISC } },
-  { SCMP_ARCH_PARISC, { 0 } },
-  { SCMP_ARCH_RISCV64, { 0 } },
-};
-
-/* Can a kernel of this native arch run code of arch a? (Unknown native:
- * assume it can, and keep every arch.) */
-static bool
-arch_possible (uint32_t native, uint32_t a)
-{
-  if (a == native)
-    return true;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (arch_families); i++)
-    if (arch_families[i].native == native)
-      {
-        for (size_t k = 0; k < KIST_ARRAY_SIZE (arch_families[i].compat); k++)
-          if (arch_families[i].compat[k] == a)
-            return true;
-        return false;
-      }
-  return true;
-}
-
-static const struct named *
-lookup (const struct named *t, size_t n, const char *name)
-{
-  for (size_t i = 0; i < n; i++)
-    if (strcmp (t[i].name, name) == 0)
-      return &t[i];
-  return NULL;
-}
-
-static char *
-names_list (const struct named *t, size_t n)
-{
-  size_t len = 1;
-  for (size_t i = 0; i < n; i++)
-    len += strlen (t[i].name) + 2;
-  char *s = xmalloc (len), *p = s;
-  for (size_t i = 0; i < n; i++)
-    p += sprintf (p, "%s%s", i ? ", " : "", t[i].name);
-  *p = '\0';
-  return s;
-}
-
-static bool
-takes_data (uint32_t base)
-{
-  return base == SCMP_ACT_ERRNO (0) || base == SCMP_ACT_TRACE (0);
-}
-
-const char *
-kist_seccomp_action_str (uint32_t action, char buf[32])
-{
-  uint32_t base = action & 0xffff0000U;
-  if (base == (SCMP_ACT_ERRNO (0) & 0xffff0000U))
-    snprintf (buf, 32, "SCMP_ACT_ERRNO(%u)", action & 0xffffU);
-  else if (base == (SCMP_ACT_TRACE (0) & 0xffff0000U))
-    snprintf (buf, 32, "SCMP_ACT_TRACE(%u)", action & 0xffffU);
-  else
-    {
-      snprintf (buf, 32, "0x%08" PRIx32, action);
-      for (size_t i = 1; i < KIST_ARRAY_SIZE (actions); i++) /* [0] is the KILL alias */
-        if (actions[i].value == action)
-          snprintf (buf, 32, "%s", actions[i].name);
-    }
-  return buf;
-}
-
-static bool
-arch_from_any_name (const char *s, uint32_t *tok)
-{
-  const struct named *n = lookup (archs, KIST_ARRAY_SIZE (archs), s);
-  if (n == NULL)
-    n = lookup (go_archs, KIST_ARRAY_SIZE (go_archs), s);
-  if (n)
-    {
-      *tok = n->value;
-      return true;
-    }
-  /* libseccomp's own names: "x86_64", "aarch64", "x32", ... */
-  uint32_t t = seccomp_arch_resolve_name (s);
-  if (t == 0)
-    return false;
-  *tok = t;
-  return true;
-}
-
-bool
-kist_seccomp_flags_supported (uint32_t flags)
-{
-  /* A NULL program: the kernel checks the flags first (EINVAL), then copies
-   * the program (EFAULT).  Nothing is installed either way. */
-  long r = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, NULL);
-  return r < 0 && errno == EFAULT;
-}
 
 /* ------------------------------------------------------------- parsing */
 
@@ -324,10 +140,10 @@ parse_action (struct parser *ps, yajl_val v, const char *path, uint32_t *base)
   const char *s = NULL;
   if (want_string (ps, v, path, &s) < 0)
     return -EINVAL;
-  const struct named *n = lookup (actions, KIST_ARRAY_SIZE (actions), s);
+  const struct named *n = vocab_lookup (vocab_actions, vocab_n_actions, s);
   if (n == NULL)
     {
-      _cleanup_free_ char *known = names_list (actions, KIST_ARRAY_SIZE (actions));
+      _cleanup_free_ char *known = vocab_names_list (vocab_actions, vocab_n_actions);
       return perr (ps, EINVAL, path, "unknown action `%s` (known: %s)", s, known);
     }
   *base = n->value;
@@ -341,10 +157,10 @@ with_errno (struct parser *ps, uint32_t base, yajl_val ret, const char *path, ui
 {
   if (ret == NULL)
     {
-      *action = takes_data (base) ? (base | EPERM) : base;
+      *action = vocab_takes_data (base) ? (base | EPERM) : base;
       return 0;
     }
-  if (!takes_data (base))
+  if (!vocab_takes_data (base))
     return perr (ps, EINVAL, path,
                  "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno; remove it or change the "
                  "action");
@@ -367,10 +183,10 @@ parse_arches (struct parser *ps, yajl_val v, const char *path)
       const char *s = NULL;
       if (want_string (ps, v->u.array.values[i], ip, &s) < 0)
         return -EINVAL;
-      const struct named *n = lookup (archs, KIST_ARRAY_SIZE (archs), s);
+      const struct named *n = vocab_lookup (vocab_archs, vocab_n_archs, s);
       if (n == NULL)
         {
-          _cleanup_free_ char *known = names_list (archs, KIST_ARRAY_SIZE (archs));
+          _cleanup_free_ char *known = vocab_names_list (vocab_archs, vocab_n_archs);
           return perr (ps, EINVAL, ip, "unknown architecture `%s` (libseccomp %u.%u knows: %s)", s,
                        seccomp_version ()->major, seccomp_version ()->minor, known);
         }
@@ -400,7 +216,7 @@ parse_arch_map (struct parser *ps, yajl_val v)
         return perr (ps, EINVAL, ap, "required");
       if (want_string (ps, a, ap, &s) < 0)
         return -EINVAL;
-      const struct named *n = lookup (archs, KIST_ARRAY_SIZE (archs), s);
+      const struct named *n = vocab_lookup (vocab_archs, vocab_n_archs, s);
       if (n == NULL)
         return perr (ps, EINVAL, ap, "unknown architecture `%s`", s);
       if (n->value != ps->native)
@@ -436,10 +252,10 @@ parse_flags (struct parser *ps, yajl_val v, uint32_t *requested)
       const char *s = NULL;
       if (want_string (ps, v->u.array.values[i], ip, &s) < 0)
         return -EINVAL;
-      const struct named *n = lookup (flag_names, KIST_ARRAY_SIZE (flag_names), s);
+      const struct named *n = vocab_lookup (vocab_flag_names, vocab_n_flag_names, s);
       if (n == NULL)
         {
-          _cleanup_free_ char *known = names_list (flag_names, KIST_ARRAY_SIZE (flag_names));
+          _cleanup_free_ char *known = vocab_names_list (vocab_flag_names, vocab_n_flag_names);
           return perr (ps, EINVAL, ip, "unknown seccomp flag `%s` (known: %s)", s, known);
         }
       /* WAIT_KILLABLE_RECV only exists together with a listener. */
@@ -531,7 +347,7 @@ parse_gate (struct parser *ps, yajl_val v, const char *path, struct gate *g)
           /* An unknown name matches no architecture, as in docker and
            * podman, which compare the names as strings: docker's own
            * default.json says "mips3l64n32". */
-          if (!arch_from_any_name (s, &tok))
+          if (!vocab_arch_from_any_name (s, &tok))
             continue;
           if (tok == ps->native)
             g->arch_match = true;
@@ -622,10 +438,10 @@ parse_args (struct parser *ps, yajl_val v, const char *path, struct kist_seccomp
         return perr (ps, EINVAL, op, "required");
       if (want_string (ps, o, op, &s) < 0)
         return -EINVAL;
-      const struct named *n = lookup (operators, KIST_ARRAY_SIZE (operators), s);
+      const struct named *n = vocab_lookup (vocab_operators, vocab_n_operators, s);
       if (n == NULL)
         {
-          _cleanup_free_ char *known = names_list (operators, KIST_ARRAY_SIZE (operators));
+          _cleanup_free_ char *known = vocab_names_list (vocab_operators, vocab_n_operators);
           return perr (ps, EINVAL, op, "unknown operator `%s` (known: %s)", s, known);
         }
       if (seen & (1u << idx))
@@ -830,7 +646,8 @@ parse_profile (struct parser *ps, yajl_val v)
     qsort (p->arches, p->n_arches, sizeof *p->arches, cmp_u32);
   size_t w = 0;
   for (size_t i = 0; i < p->n_arches; i++)
-    if ((w == 0 || p->arches[i] != p->arches[w - 1]) && arch_possible (ps->native, p->arches[i]))
+    if ((w == 0 || p->arches[i] != p->arches[w - 1])
+        && vocab_arch_possible (ps->native, p->arches[i]))
       p->arches[w++] = p->arches[i];
   p->n_arches = w;
 
@@ -1015,49 +832,4 @@ kist_seccomp_key (const struct kist_seccomp_profile *p, uint8_t key[KIST_SHA256_
   size_t len = 0;
   _cleanup_free_ char *c = kist_seccomp_canonical (p, &len);
   kist_sha256 (c, len, key);
-}
-
-/* ------------------------------------------------------------ features */
-
-static void
-gen_str (yajl_gen g, const char *s)
-{
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
-}
-
-static void
-gen_names (yajl_gen g, const char *key, const struct named *t, size_t n, uint32_t only_mask,
-           bool use_mask)
-{
-  gen_str (g, key);
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < n; i++)
-    if (!use_mask || (t[i].value & only_mask) == t[i].value)
-      gen_str (g, t[i].name);
-  yajl_gen_array_close (g);
-}
-
-char *
-kist_seccomp_features_json (void)
-{
-  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
-  yajl_gen_map_open (g);
-  gen_str (g, "enabled");
-  yajl_gen_bool (g, 1);
-  gen_names (g, "actions", actions, KIST_ARRAY_SIZE (actions), 0, false);
-  gen_names (g, "operators", operators, KIST_ARRAY_SIZE (operators), 0, false);
-  gen_names (g, "archs", archs, KIST_ARRAY_SIZE (archs), 0, false);
-  gen_names (g, "knownFlags", flag_names, KIST_ARRAY_SIZE (flag_names), 0, false);
-  uint32_t supported = 0;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_names); i++)
-    {
-      uint32_t probe = flag_names[i].value;
-      if (probe == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
-        probe |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
-      if (kist_seccomp_flags_supported (probe))
-        supported |= flag_names[i].value;
-    }
-  gen_names (g, "supportedFlags", flag_names, KIST_ARRAY_SIZE (flag_names), supported, true);
-  yajl_gen_map_close (g);
-  return kist_json_gen_take (g);
 }

@@ -97,8 +97,10 @@ int kist_state_sweep_temp (int rootfd, const char *only_id, bool dry_run, char *
  * dir that is a symlink, not owned by us or writable by others is refused
  * (never used: another user may have planted it). */
 int kist_state_open (int rootfd, const char *id, int *dirfd, struct kist_error **err);
-/* Remove ROOT/ID and everything in it (regular files only, no recursion
- * into mounts), verify it is gone. */
+/* Remove ROOT/ID and everything in it (files, sockets, symlinks: never
+ * followed; a directory in it, which kist never makes, is refused before
+ * anything is removed), state.json last, and verify it is gone
+ * (kist_remove_tree_at). */
 int kist_state_remove (int rootfd, const char *id, struct kist_error **err);
 
 int kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err);

@@ -14,6 +14,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "fsremove.h"
 #include "workspace.h"
 #include "util.h"
 
@@ -129,107 +130,42 @@ open_dir_at (int dirfd, const char *name, const struct stat *st)
 
 struct rm_ctx
 {
-  dev_t dev;              /* never leave this filesystem */
   const char *what;       /* "the workspace" / "the upper dir", for messages */
 };
 
-static int remove_entry (const struct rm_ctx *c, int parentfd, const char *name,
-                         const char *path, int depth, struct kist_error **err);
+/* Remove parentfd/name (any type, at depth in the tree being walked; our
+ * own directories without u+rwx are chmod'ed first), never following a
+ * symlink and never leaving the filesystem (kist_remove_tree_at).
+ * 1: removed, 0: was not there. */
+static int
+remove_entry (const struct rm_ctx *c, int parentfd, const char *name, const char *path,
+              int depth, struct kist_error **err)
+{
+  const struct kist_remove_opts o = {
+    .path = path, .what = c->what, .max_depth = WS_MAX_DEPTH, .depth = depth,
+    .any_type = true, .chmod_own = true,
+  };
+  return kist_remove_tree_at (parentfd, name, &o, err);
+}
 
 /* Remove everything in the directory fd (path names it). */
 static int
 remove_children (const struct rm_ctx *c, int fd, const char *path, int depth,
                  struct kist_error **err)
 {
-  if (depth > WS_MAX_DEPTH)
-    return kist_error_make (err, ELOOP, "%s: `%s` is nested more than %d levels deep; refusing",
-                            c->what, path, WS_MAX_DEPTH);
-  int dfd = fcntl (fd, F_DUPFD_CLOEXEC, 3);
-  if (dfd < 0)
-    return kist_error_make (err, errno, "%s: dup `%s`", c->what, path);
-  _cleanup_dir_ DIR *d = fdopendir (dfd);
-  if (d == NULL)
-    {
-      int e = errno;
-      close (dfd);
-      return kist_error_make (err, e, "%s: read `%s`", c->what, path);
-    }
-  /* Removing while reading may skip entries: read until a pass finds none. */
-  for (int pass = 0; pass < 16; pass++)
-    {
-      bool any = false;
-      rewinddir (d);
-      for (;;)
-        {
-          errno = 0;
-          struct dirent *de = readdir (d);
-          if (de == NULL)
-            break;
-          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          any = true;
-          _cleanup_free_ char *sub = xasprintf ("%s/%s", path, de->d_name);
-          if (remove_entry (c, fd, de->d_name, sub, depth + 1, err) < 0)
-            return -1;
-        }
-      if (errno != 0)
-        return kist_error_make (err, errno, "%s: read `%s`", c->what, path);
-      if (!any)
-        return 0;
-    }
-  return kist_error_make (err, ENOTEMPTY, "%s: `%s` is still not empty after removing its entries",
-                          c->what, path);
-}
-
-/* Remove parentfd/name (any type).  1: removed, 0: was not there. */
-static int
-remove_entry (const struct rm_ctx *c, int parentfd, const char *name, const char *path,
-              int depth, struct kist_error **err)
-{
-  struct stat st;
-  if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    {
-      if (errno == ENOENT)
-        return 0;
-      return kist_error_make (err, errno, "%s: stat `%s`", c->what, path);
-    }
-  if (!S_ISDIR (st.st_mode))
-    {
-      if (unlinkat (parentfd, name, 0) < 0 && errno != ENOENT)
-        return kist_error_make (err, errno, "%s: remove `%s`", c->what, path);
-      return 1;
-    }
-  if (st.st_dev != c->dev || kist_is_mount_root (parentfd, name))
-    return kist_error_make (err, EXDEV,
-                            "%s: `%s` is a mount point or on another filesystem; refusing to "
-                            "remove across it",
-                            c->what, path);
-  own_chmod (parentfd, name, &st, S_IRWXU);
-  _cleanup_close_ int fd = open_dir_at (parentfd, name, &st);
-  if (fd < 0)
-    return kist_error_make (err, errno, "%s: open the directory `%s`", c->what, path);
-  struct stat fst;
-  if (fstat (fd, &fst) < 0)
-    return kist_error_make (err, errno, "%s: stat `%s`", c->what, path);
-  if (fst.st_dev != c->dev || fst.st_ino != st.st_ino)
-    return kist_error_make (err, EXDEV, "%s: `%s` changed while removing it; refusing", c->what,
-                            path);
-  if (remove_children (c, fd, path, depth, err) < 0)
-    return -1;
-  if (unlinkat (parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-    return kist_error_make (err, errno, "%s: remove the directory `%s`", c->what, path);
-  return 1;
+  const struct kist_remove_opts o = {
+    .path = path, .what = c->what, .max_depth = WS_MAX_DEPTH, .depth = depth,
+    .chmod_own = true,
+  };
+  return kist_remove_children (fd, &o, err);
 }
 
 int
 kist_workspace_remove (int sbfd, const char *sb_path, struct kist_error **err)
 {
   static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK };
-  struct stat st;
+  struct rm_ctx c = { .what = "remove the workspace overlay dirs" };
   int removed = 0;
-  if (fstat (sbfd, &st) < 0)
-    return kist_error_make (err, errno, "stat the sandbox dir `%s`", sb_path);
-  struct rm_ctx c = { .dev = st.st_dev, .what = "remove the workspace overlay dirs" };
   for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
     {
       _cleanup_free_ char *path = xasprintf ("%s/%s", sb_path, names[i]);
@@ -238,8 +174,6 @@ kist_workspace_remove (int sbfd, const char *sb_path, struct kist_error **err)
         return -1;
       if (r > 0)
         removed = 1;
-      if (fstatat (sbfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
-        return kist_error_make (err, EEXIST, "`%s` still exists after removing it", path);
     }
   return removed;
 }
@@ -634,7 +568,7 @@ kist_workspace_commit (int sbfd, const char *sb_path, const char *ws, bool copy_
                             ws, sb_path, KIST_WORKSPACE_UPPER);
   struct merge_ctx c = {
     .dev = dst.st_dev, .copy_owner = copy_owner, .ws = ws, .st = st,
-    .rm = { .dev = dst.st_dev, .what = "commit" },
+    .rm = { .what = "commit" },
   };
   if (merge_dir (&c, ufd, dfd, "", 0, err) < 0)
     return kist_error_wrap (err, "commit into the workspace `%s` (it may hold part of the changes)",

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the options of a config.json mount (layer "mounts", see mounts.c):
+ * the option table (mount attributes, superblock flags, propagation, bind,
+ * tmpcopyup, the refused idmap) and the plan one entry turns into. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+
+#include "mounts_int.h"
+#include "util.h"
+
+/* The atime family is one field in the mount attributes: "atime",
+ * "nostrictatime" and "relatime" mean the kernel default (relatime);
+ * "norelatime" means always update (strictatime).  The "r" prefix of every
+ * OPT_ATTR option gives its recursive variant (rro, rnosuid, ratime, ...). */
+static const struct flag_opt flag_opts[] = {
+  { "ro", OPT_ATTR, MOUNT_ATTR_RDONLY, 0 },
+  { "rw", OPT_ATTR, 0, MOUNT_ATTR_RDONLY },
+  { "nosuid", OPT_ATTR, MOUNT_ATTR_NOSUID, 0 },
+  { "suid", OPT_ATTR, 0, MOUNT_ATTR_NOSUID },
+  { "nodev", OPT_ATTR, MOUNT_ATTR_NODEV, 0 },
+  { "dev", OPT_ATTR, 0, MOUNT_ATTR_NODEV },
+  { "noexec", OPT_ATTR, MOUNT_ATTR_NOEXEC, 0 },
+  { "exec", OPT_ATTR, 0, MOUNT_ATTR_NOEXEC },
+  { "noatime", OPT_ATTR, MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
+  { "atime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+  { "relatime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+  { "norelatime", OPT_ATTR, MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+  { "strictatime", OPT_ATTR, MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+  { "nostrictatime", OPT_ATTR, MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+  { "nodiratime", OPT_ATTR, MOUNT_ATTR_NODIRATIME, 0 },
+  { "diratime", OPT_ATTR, 0, MOUNT_ATTR_NODIRATIME },
+  { "nosymfollow", OPT_ATTR, MOUNT_ATTR_NOSYMFOLLOW, 0 },
+  { "symfollow", OPT_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW },
+  { "sync", OPT_SB },
+  { "async", OPT_SB },
+  { "dirsync", OPT_SB },
+  { "private", OPT_PROP, .prop = MS_PRIVATE },
+  { "rprivate", OPT_PROP, .prop = MS_PRIVATE, .rec = true },
+  { "shared", OPT_PROP, .prop = MS_SHARED },
+  { "rshared", OPT_PROP, .prop = MS_SHARED, .rec = true },
+  { "slave", OPT_PROP, .prop = MS_SLAVE },
+  { "rslave", OPT_PROP, .prop = MS_SLAVE, .rec = true },
+  { "unbindable", OPT_PROP, .prop = MS_UNBINDABLE },
+  { "runbindable", OPT_PROP, .prop = MS_UNBINDABLE, .rec = true },
+  { "bind", OPT_BIND },
+  { "rbind", OPT_RBIND },
+  { "idmap", OPT_UNSUPPORTED,
+    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
+           "volume option) and give the files the ids the container uses" },
+  { "ridmap", OPT_UNSUPPORTED,
+    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
+           "volume option) and give the files the ids the container uses" },
+  { "tmpcopyup", OPT_COPYUP },
+};
+
+const struct flag_opt *
+mnt_opt_lookup (const char *name, bool *rec)
+{
+  *rec = false;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
+    if (strcmp (flag_opts[i].name, name) == 0)
+      return &flag_opts[i];
+  if (name[0] == 'r')
+    for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
+      if (flag_opts[i].kind == OPT_ATTR && strcmp (flag_opts[i].name, name + 1) == 0)
+        {
+          *rec = true;
+          return &flag_opts[i];
+        }
+  return NULL;
+}
+
+void
+mnt_attrs_apply (struct attrs *a, uint64_t set, uint64_t clr)
+{
+  if (clr & MOUNT_ATTR__ATIME)
+    a->set &= ~(uint64_t) MOUNT_ATTR__ATIME;
+  a->set = (a->set & ~clr) | set;
+  a->clr = (a->clr & ~set) | clr;
+}
+
+void
+mnt_plan_clear (struct plan *p)
+{
+  free (p->fsopts);
+  p->fsopts = NULL;
+  free (p->ignored);
+  p->ignored = NULL;
+  free (p->clean);
+  p->clean = NULL;
+  free (p->note);
+  p->note = NULL;
+}
+
+void
+mnt_append (char **s, const char *sep, char *piece)
+{
+  char *next = *s ? xasprintf ("%s%s%s", *s, sep, piece) : xstrdup (piece);
+  free (piece);
+  free (*s);
+  *s = next;
+}
+
+int
+mnt_plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err)
+{
+  bool rec;
+  if (m->n_uid_mappings || m->n_gid_mappings)
+    return kist_error_make (err, ENOTSUP,
+                            "uidMappings/gidMappings (idmapped mounts) are not supported by kist");
+  p->bind = m->type && strcmp (m->type, "bind") == 0;
+  for (char **o = m->options; o && *o; o++)
+    {
+      const struct flag_opt *f = mnt_opt_lookup (*o, &rec);
+      if (f && f->kind == OPT_BIND)
+        p->bind = true;
+      else if (f && f->kind == OPT_RBIND)
+        p->bind = p->rbind = true;
+    }
+  if (!p->bind)
+    {
+      if (m->type == NULL || m->type[0] == '\0')
+        return kist_error_make (err, EINVAL,
+                                "no type and no bind/rbind option: say which filesystem to mount");
+      p->fstype = m->type;
+      if (strcmp (m->type, "cgroup") == 0)
+        {
+          p->fstype = "cgroup2";
+          p->cgroup_mapped = true;
+        }
+    }
+
+  p->fsopts = xcalloc (kist_strv_len (m->options) + 1, sizeof *p->fsopts);
+  for (char **o = m->options; o && *o; o++)
+    {
+      const struct flag_opt *f = mnt_opt_lookup (*o, &rec);
+      if (f == NULL)
+        {
+          /* runc passes these as mount(2) data, which a bind ignores:
+           * accepted, and the report says they were ignored. */
+          if (p->bind)
+            {
+              mnt_append (&p->ignored, ", ", xstrdup (*o));
+              continue;
+            }
+          if (strncmp (*o, "mode=", 5) == 0)
+            p->has_mode = true;
+          else if (strncmp (*o, "uid=", 4) == 0 || strncmp (*o, "gid=", 4) == 0)
+            p->has_owner = true;
+          p->fsopts[p->n_fsopts++] = *o;
+          continue;
+        }
+      switch (f->kind)
+        {
+        case OPT_ATTR:
+          mnt_attrs_apply ((p->bind && (rec || p->rbind)) ? &p->rec : &p->top, f->set, f->clr);
+          break;
+        case OPT_SB:
+          if (!p->bind)
+            p->fsopts[p->n_fsopts++] = *o;
+          else if (strcmp (f->name, "async") != 0)
+            return kist_error_make (err, EINVAL,
+                                    "option `%s` is a superblock flag and cannot be set on a bind "
+                                    "mount",
+                                    *o);
+          break;
+        case OPT_PROP:
+          p->prop = f->prop;
+          p->prop_rec = f->rec;
+          break;
+        case OPT_BIND:
+        case OPT_RBIND:
+          break;
+        case OPT_COPYUP:
+          /* As runc and crun: only a tmpfs copies up; elsewhere it means nothing. */
+          if (!p->bind && strcmp (p->fstype, "tmpfs") == 0)
+            p->copyup = true;
+          else
+            mnt_append (&p->ignored, ", ", xstrdup (*o));
+          break;
+        case OPT_UNSUPPORTED:
+          return kist_error_make (err, ENOTSUP, "option `%s`: %s", *o, f->why);
+        }
+    }
+  return 0;
+}

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the JSON side of the config.json parser: the path of the value being
+ * read (every error names it: "config.json: process.rlimits[0].hard: ..."),
+ * and typed accessors that apply the conventions of spec.c (null is absent,
+ * the last duplicate key wins, integers taken from the number's text). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec.h"
+#include "spec_int.h"
+#include "util.h"
+
+/* ---- JSON paths for error messages --------------------------------------- */
+
+static void
+jp_reserve (struct jpath *p, size_t extra)
+{
+  if (p->len + extra + 1 <= p->cap)
+    return;
+  size_t cap = p->cap ? p->cap : 64;
+  while (cap < p->len + extra + 1)
+    cap *= 2;
+  p->buf = xrealloc (p->buf, cap);
+  p->cap = cap;
+}
+
+static bool
+is_ident (const char *s)
+{
+  if (*s == '\0')
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')
+          || *s == '_'))
+      return false;
+  return true;
+}
+
+size_t
+spec_jp_key (struct jpath *p, const char *key)
+{
+  size_t old = p->len;
+  size_t kl = strlen (key);
+  jp_reserve (p, kl + 5);
+  if (is_ident (key))
+    {
+      if (p->len > 0)
+        p->buf[p->len++] = '.';
+      memcpy (p->buf + p->len, key, kl);
+      p->len += kl;
+    }
+  else
+    {
+      p->buf[p->len++] = '[';
+      p->buf[p->len++] = '"';
+      for (const char *s = key; *s; s++)
+        {
+          unsigned char c = (unsigned char) *s;
+          p->buf[p->len++] = (c < 0x20 || c == 0x7f || c == '"' || c == '\\') ? '?' : (char) c;
+        }
+      p->buf[p->len++] = '"';
+      p->buf[p->len++] = ']';
+    }
+  p->buf[p->len] = '\0';
+  return old;
+}
+
+size_t
+spec_jp_index (struct jpath *p, size_t i)
+{
+  size_t old = p->len;
+  jp_reserve (p, 24);
+  p->len += (size_t) sprintf (p->buf + p->len, "[%zu]", i);
+  return old;
+}
+
+void
+spec_jp_pop (struct jpath *p, size_t old)
+{
+  p->len = old;
+  if (p->buf)
+    p->buf[old] = '\0';
+}
+
+int
+spec_jp_err (struct jpath *p, struct kist_error **err, const char *fmt, ...)
+{
+  va_list ap;
+  _cleanup_free_ char *msg = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return kist_error_make (err, 0, "%s%s: %s", p->doc, p->len ? p->buf : "top level", msg);
+}
+
+/* obj[key]; the last one when the key repeats; NULL when absent or null
+ * (Go's encoding/json semantics, see the top; kist_json_obj_get returns the
+ * first one and keeps null). */
+static yajl_val
+obj_get (yajl_val obj, const char *key)
+{
+  yajl_val r = NULL;
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      r = obj->u.object.values[i];
+  if (r != NULL && r->type == yajl_t_null)
+    return NULL;
+  return r;
+}
+
+static const char *
+type_word (yajl_type t)
+{
+  return t == yajl_t_object ? "object" : t == yajl_t_array ? "array" : "?";
+}
+
+/* Look key up in obj and push it onto the path.  Returns 1 when present (the
+ * caller pops *mark when done), 0 when absent (nothing pushed), negative when
+ * it is required and missing. */
+static int
+find (struct jpath *p, yajl_val obj, const char *key, bool required, yajl_val *out,
+      size_t *mark, struct kist_error **err)
+{
+  *out = obj_get (obj, key);
+  if (*out == NULL && !required)
+    return 0;
+  *mark = spec_jp_key (p, key);
+  if (*out == NULL)
+    return spec_jp_err (p, err, "required field is missing");
+  return 1;
+}
+
+int
+spec_enter (struct jpath *p, yajl_val obj, const char *key, yajl_type t, bool required,
+            yajl_val *out, size_t *mark, struct kist_error **err)
+{
+  int r = find (p, obj, key, required, out, mark, err);
+  if (r > 0 && (*out)->type != t)
+    {
+      *out = NULL;
+      return spec_jp_err (p, err, "expected %s", type_word (t));
+    }
+  return r;
+}
+
+int
+spec_get_opt (struct jpath *p, yajl_val obj, const char *key, yajl_type t, yajl_val *out,
+              struct kist_error **err)
+{
+  size_t m;
+  int r = spec_enter (p, obj, key, t, false, out, &m, err);
+  if (r > 0)
+    spec_jp_pop (p, m);
+  return r < 0 ? r : 0;
+}
+
+int
+spec_get_present (struct jpath *p, yajl_val obj, const char *key, bool *present,
+                  struct kist_error **err)
+{
+  yajl_val v;
+  int r = spec_get_opt (p, obj, key, yajl_t_object, &v, err);
+  if (v != NULL)
+    *present = true;
+  return r;
+}
+
+static int
+val_str (struct jpath *p, yajl_val v, int flags, char **out, struct kist_error **err)
+{
+  if (!YAJL_IS_STRING (v))
+    return spec_jp_err (p, err, "expected string");
+  const char *s = v->u.string;
+  if (*s == '\0' && (flags & S_EMPTY_NULL))
+    {
+      *out = NULL;
+      return 0;
+    }
+  if (*s == '\0' && (flags & S_NONEMPTY))
+    return spec_jp_err (p, err, "must not be empty");
+  if ((flags & S_ABSOLUTE) && s[0] != '/')
+    return spec_jp_err (p, err, "must be an absolute path, got \"%s\"", s);
+  if ((flags & S_ENV) && strchr (s, '=') == NULL)
+    return spec_jp_err (p, err, "\"%s\" is not of the form KEY=VALUE", s);
+  *out = xstrdup (s);
+  return 0;
+}
+
+int
+spec_get_str (struct jpath *p, yajl_val obj, const char *key, int flags, char **out,
+              struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  *out = NULL;
+  int r = find (p, obj, key, flags & S_REQUIRED, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_str (p, v, flags, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+spec_get_bool (struct jpath *p, yajl_val obj, const char *key, bool *out, struct kist_error **err)
+{
+  yajl_val v = obj_get (obj, key);
+  if (v == NULL)
+    return 0;
+  if (v->type != yajl_t_true && v->type != yajl_t_false)
+    {
+      spec_jp_key (p, key);
+      return spec_jp_err (p, err, "expected boolean");
+    }
+  *out = v->type == yajl_t_true;
+  return 0;
+}
+
+/* The number's text as sign + digits, or false when it is not an integer
+ * literal (fraction, exponent, not a number). */
+static bool
+int_text (yajl_val v, bool *neg, const char **digits)
+{
+  if (!YAJL_IS_NUMBER (v) || v->u.number.r == NULL)
+    return false;
+  const char *s = v->u.number.r;
+  *neg = *s == '-';
+  if (*neg)
+    s++;
+  if (*s == '\0')
+    return false;
+  for (const char *c = s; *c; c++)
+    if (*c < '0' || *c > '9')
+      return false;
+  *digits = s;
+  return true;
+}
+
+static bool
+num_u64 (yajl_val v, uint64_t *out)
+{
+  bool neg;
+  const char *d;
+  if (!int_text (v, &neg, &d) || neg)
+    return false;
+  errno = 0;
+  unsigned long long x = strtoull (d, NULL, 10);
+  if (errno == ERANGE)
+    return false;
+  *out = x;
+  return true;
+}
+
+static bool
+num_i64 (yajl_val v, int64_t *out)
+{
+  bool neg;
+  const char *d;
+  if (!int_text (v, &neg, &d))
+    return false;
+  errno = 0;
+  long long x = strtoll (v->u.number.r, NULL, 10);
+  if (errno == ERANGE)
+    return false;
+  *out = x;
+  return true;
+}
+
+static int
+val_u64 (struct jpath *p, yajl_val v, uint64_t *out, struct kist_error **err)
+{
+  if (!num_u64 (v, out))
+    return spec_jp_err (p, err, "expected unsigned 64-bit integer");
+  return 0;
+}
+
+int
+spec_val_u32 (struct jpath *p, yajl_val v, uint32_t *out, struct kist_error **err)
+{
+  uint64_t x;
+  if (!num_u64 (v, &x) || x > UINT32_MAX)
+    return spec_jp_err (p, err, "expected unsigned 32-bit integer");
+  *out = (uint32_t) x;
+  return 0;
+}
+
+static int
+val_i64 (struct jpath *p, yajl_val v, int64_t *out, struct kist_error **err)
+{
+  if (!num_i64 (v, out))
+    return spec_jp_err (p, err, "expected 64-bit integer");
+  return 0;
+}
+
+int
+spec_get_u32 (struct jpath *p, yajl_val obj, const char *key, bool required, uint32_t *out,
+              bool *present, struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = spec_val_u32 (p, v, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  if (present)
+    *present = true;
+  return 0;
+}
+
+int
+spec_get_u64 (struct jpath *p, yajl_val obj, const char *key, bool required, uint64_t *out,
+              struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_u64 (p, v, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int64_t *out,
+              struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_i64 (p, v, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+spec_get_int_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
+                    int *out, bool *present, struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  int64_t x;
+  if (!num_i64 (v, &x))
+    return spec_jp_err (p, err, "expected integer");
+  if (x < min || x > max)
+    {
+      if (max == INT32_MAX)
+        return spec_jp_err (p, err, "must be greater than %" PRId64 " and fit in an int, got %s",
+                            min - 1, v->u.number.r);
+      return spec_jp_err (p, err, "must be between %" PRId64 " and %" PRId64 ", got %" PRId64, min,
+                          max, x);
+    }
+  spec_jp_pop (p, m);
+  *out = (int) x;
+  if (present)
+    *present = true;
+  return 0;
+}
+
+int
+spec_val_strv (struct jpath *p, yajl_val a, int flags, char ***out, struct kist_error **err)
+{
+  if (!YAJL_IS_ARRAY (a))
+    return spec_jp_err (p, err, "expected array");
+  size_t n = a->u.array.len;
+  _cleanup_strv_ char **v = xcalloc (n + 1, sizeof (char *));
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      size_t m = spec_jp_index (p, i);
+      char *s = NULL;
+      int r = val_str (p, a->u.array.values[i], flags & ~(S_EMPTY_NULL | S_REQUIRED), &s, err);
+      if (r < 0)
+        return r;
+      v[k++] = s;
+      spec_jp_pop (p, m);
+    }
+  *out = steal_pointer (&v);
+  return 0;
+}
+
+int
+spec_get_strv (struct jpath *p, yajl_val obj, const char *key, int flags, char ***out,
+               struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  *out = NULL;
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = spec_val_strv (p, v, flags, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+spec_get_map (struct jpath *p, yajl_val obj, const char *key, char ***flat, size_t *n,
+              struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  *flat = NULL;
+  *n = 0;
+  int r = spec_enter (p, obj, key, yajl_t_object, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  size_t len = v->u.object.len;
+  _cleanup_strv_ char **kv = xcalloc (2 * len + 1, sizeof (char *));
+  for (size_t i = 0; i < len; i++)
+    {
+      size_t m2 = spec_jp_key (p, v->u.object.keys[i]);
+      char *val = NULL;
+      r = val_str (p, v->u.object.values[i], 0, &val, err);
+      if (r < 0)
+        return r;
+      kv[2 * i] = xstrdup (v->u.object.keys[i]);
+      kv[2 * i + 1] = val;
+      spec_jp_pop (p, m2);
+    }
+  spec_jp_pop (p, m);
+  *flat = steal_pointer (&kv);
+  *n = len;
+  return 0;
+}
+
+const char *
+spec_name_of (const struct name_num *t, size_t n, long value)
+{
+  for (size_t i = 0; i < n; i++)
+    if (t[i].value == value)
+      return t[i].name;
+  return NULL;
+}
+
+/* The string v is one of the names in t: its value, else an error listing them. */
+static int
+val_enum (struct jpath *p, yajl_val v, const struct name_num *t, size_t n, long *out,
+          struct kist_error **err)
+{
+  if (!YAJL_IS_STRING (v))
+    return spec_jp_err (p, err, "expected string");
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (v->u.string, t[i].name) == 0)
+      {
+        *out = t[i].value;
+        return 0;
+      }
+  _cleanup_free_ char *list = xstrdup ("");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *l = xasprintf ("%s%s%s", list, i ? ", " : "", t[i].name);
+      free (list);
+      list = l;
+    }
+  return spec_jp_err (p, err, "unknown value \"%s\" (expected one of %s)", v->u.string, list);
+}
+
+int
+spec_get_enum (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t, size_t n,
+               long *out, struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, true, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = val_enum (p, v, t, n, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+spec_get_enum_flags (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t,
+                     size_t n, uint64_t *out, struct kist_error **err)
+{
+  yajl_val a;
+  size_t m;
+  *out = 0;
+  int r = spec_enter (p, obj, key, yajl_t_array, false, &a, &m, err);
+  if (r <= 0)
+    return r;
+  for (size_t i = 0; i < a->u.array.len; i++)
+    {
+      size_t m2 = spec_jp_index (p, i);
+      long x = 0;
+      if ((r = val_enum (p, a->u.array.values[i], t, n, &x, err)) < 0)
+        return r;
+      *out |= (uint64_t) x;
+      spec_jp_pop (p, m2);
+    }
+  spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+kist_idlist_parse (const char *s, unsigned long *bits, size_t nbits, const char **bad)
+{
+  const size_t word = 8 * sizeof (unsigned long);
+  memset (bits, 0, (nbits + word - 1) / word * sizeof (unsigned long));
+  *bad = s;
+  if (*s == '\0')
+    return 0;
+  for (;;)
+    {
+      char *end;
+      *bad = s;
+      if (*s < '0' || *s > '9')
+        return -EINVAL;
+      errno = 0;
+      unsigned long a = strtoul (s, &end, 10), b = a;
+      if (errno == ERANGE || a >= nbits)
+        return -ERANGE;
+      s = end;
+      if (*s == '-')
+        {
+          *bad = ++s;
+          if (*s < '0' || *s > '9')
+            return -EINVAL;
+          errno = 0;
+          b = strtoul (s, &end, 10);
+          if (errno == ERANGE || b >= nbits)
+            return -ERANGE;
+          if (b < a)
+            return -EINVAL;
+          s = end;
+        }
+      for (unsigned long i = a; i <= b; i++)
+        bits[i / word] |= 1UL << (i % word);
+      *bad = s;
+      if (*s == '\0')
+        return 0;
+      if (*s != ',')
+        return -EINVAL;
+      s++;
+    }
+}
+
+char *
+kist_idlist_format (const unsigned long *bits, size_t nbits)
+{
+  const size_t word = 8 * sizeof (unsigned long);
+  char *out = xstrdup ("");
+  for (size_t i = 0; i < nbits; i++)
+    {
+      if (!(bits[i / word] & (1UL << (i % word))))
+        continue;
+      size_t j = i;
+      while (j + 1 < nbits && (bits[(j + 1) / word] & (1UL << ((j + 1) % word))))
+        j++;
+      char *n = j > i ? xasprintf ("%s%s%zu-%zu", out, *out ? "," : "", i, j)
+                      : xasprintf ("%s%s%zu", out, *out ? "," : "", i);
+      free (out);
+      out = n;
+      i = j;
+    }
+  return out;
+}
+
+int
+spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
+                 struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  *out = NULL;
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  _cleanup_free_ char *s = NULL;
+  if ((r = val_str (p, v, S_EMPTY_NULL, &s, err)) < 0)
+    return r;
+  if (s != NULL)
+    {
+      unsigned long bits[KIST_IDLIST_MAX / (8 * sizeof (unsigned long))];
+      const char *bad = NULL;
+      r = kist_idlist_parse (s, bits, KIST_IDLIST_MAX, &bad);
+      if (r == -ERANGE)
+        return spec_jp_err (p, err, "\"%s\": %s numbers above %d are not supported", s, what,
+                            KIST_IDLIST_MAX - 1);
+      if (r < 0)
+        return spec_jp_err (p, err,
+                            "\"%s\" is not a list of %s numbers (at offset %zu; expected "
+                            "comma-separated numbers and ranges such as \"0-3,7\")",
+                            s, what, (size_t) (bad - s));
+    }
+  spec_jp_pop (p, m);
+  *out = steal_pointer (&s);
+  return 0;
+}
