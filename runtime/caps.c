@@ -19,6 +19,7 @@
 #include "caps.h"
 #include "layer.h"
 #include "procfs.h"
+#include "seccomp.h"
 #include "util.h"
 
 static const char *const cap_names[KIST_CAP_LAST_KNOWN + 1] = {
@@ -348,23 +349,32 @@ apply_sets (const uint64_t want[SET_COUNT], int last, char **why)
   return 0;
 }
 
-/* Read CapBnd/Eff/Prm/Inh/Amb back from /proc/self/status and compare. */
+/* Read CapBnd/Eff/Prm/Inh/Amb back inside and compare: from /proc/self/status
+ * through the fd opened before any filter (seccomp.h kist_inside_status), else
+ * with capget and prctl where the filter lets them through, else not at all
+ * (*source says which; the parent verifies from outside in any case). */
 static int
-verify_sets (const struct kist_ctx *ctx, const uint64_t want[SET_COUNT], uint64_t got[SET_COUNT],
+verify_sets (struct kist_ctx *ctx, const uint64_t want[SET_COUNT], uint64_t got[SET_COUNT],
              const char **source, char **why)
 {
-  _cleanup_error_ struct kist_error *rerr = NULL;
-  _cleanup_free_ char *status = NULL;
+  char buf[16384];
+  int how = 0;
+  const char *status = kist_inside_status (ctx, buf, sizeof buf, &how);
   *source = "/proc/self/status";
-  if (kist_proc_read (ctx, "/proc/self/status", 0, &status, &rerr) < 0)
+  if (status == NULL)
     {
-      if (rerr->errnum != ENOENT && rerr->errnum != EXDEV)
+      const uint64_t bnd_arg[6] = { PR_CAPBSET_READ, 0, 0, 0, 0, 0 };
+      const uint64_t amb_arg[6] = { PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, 0, 0, 0, 0 };
+      if (!kist_inside_allows (ctx, SYS_capget, NULL) || !kist_inside_allows (ctx, SYS_prctl, bnd_arg)
+          || !kist_inside_allows (ctx, SYS_prctl, amb_arg))
         {
-          *why = xasprintf ("reading the capability sets back: %s", rerr->msg);
-          return rerr->errnum > 0 ? -rerr->errnum : -EIO;
+          *source = NULL; /* not read back inside: the filter denies it */
+          return 0;
         }
-      /* The container has no procfs at /proc: ask the kernel directly. */
-      *source = "capget and prctl (no procfs at /proc)";
+      /* The container has no procfs at /proc (or the filter denies reading
+       * it): ask the kernel directly. */
+      *source = how == ENOENT || how == EXDEV ? "capget and prctl (no procfs at /proc)"
+                                              : "capget and prctl";
       int ret = raw_capget (&got[SET_EFF], &got[SET_PRM], &got[SET_INH]);
       if (ret < 0)
         {
@@ -406,6 +416,32 @@ verify_sets (const struct kist_ctx *ctx, const uint64_t want[SET_COUNT], uint64_
   return 0;
 }
 
+/* The sets the execve leaves the process (capabilities(7)), for an
+ * executable without file capabilities that is not set-id: uid 0 (without
+ * SECBIT_NOROOT) gets inheritable | bounding as permitted and effective,
+ * cut to what it had when no_new_privileges forbids a gain; any other uid
+ * keeps only its ambient set.  kist sets the sets before the execve; this is
+ * what is in force once the program runs. */
+static const char *
+after_execve (const uint64_t set[SET_COUNT], bool root, bool nnp, uint64_t out[SET_COUNT])
+{
+  out[SET_BND] = set[SET_BND];
+  out[SET_INH] = set[SET_INH];
+  out[SET_AMB] = set[SET_AMB];
+  if (root)
+    {
+      uint64_t p = set[SET_INH] | set[SET_BND] | set[SET_AMB];
+      if (nnp)
+        p &= set[SET_PRM];
+      out[SET_PRM] = out[SET_EFF] = p;
+      return nnp ? "uid 0: permitted and effective = inheritable | bounding, no more than before "
+                   "(no_new_privileges)"
+                 : "uid 0: permitted and effective = inheritable | bounding";
+    }
+  out[SET_PRM] = out[SET_EFF] = set[SET_AMB];
+  return "not uid 0: permitted and effective = ambient";
+}
+
 int
 kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
@@ -441,16 +477,44 @@ kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
   if (ret < 0)
     return kist_report_failed (r, layer, requested, -ret, err, "%s", why);
 
-  kist_report_applied (r, layer, requested,
-                       "bnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
-                       " amb=0x%" PRIx64 " (read back%s%s)%s%s",
-                       got[SET_BND], got[SET_EFF], got[SET_PRM], got[SET_INH], got[SET_AMB],
-                       strcmp (source, "/proc/self/status") == 0 ? "" : " with ",
-                       strcmp (source, "/proc/self/status") == 0 ? "" : source,
-                       unknown ? "; not granted (a grant that cannot be given leaves the process "
-                                 "more confined): "
-                               : "",
-                       unknown ? unknown : "");
+  const char *not_granted = unknown ? "; not granted (a grant that cannot be given leaves "
+                                      "the process more confined): "
+                                    : "";
+  /* First what is in force once the program runs, then what kist set. */
+  int secbits = prctl (PR_GET_SECUREBITS, 0, 0, 0, 0);
+  /* The uid the user layer set (process.user.uid), not getuid (): a filter
+   * loaded early may deny that. */
+  bool root = ctx->spec->process && ctx->spec->process->user.uid == 0
+              && !(secbits > 0 && (secbits & (1 << 0 /* SECBIT_NOROOT */)));
+  bool nnp = ctx->spec->process && ctx->spec->process->no_new_privileges;
+  uint64_t after[SET_COUNT];
+  const char *rule = after_execve (want, root, nnp, after);
+  _cleanup_free_ char *in_force
+      = xasprintf ("bnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
+                   " amb=0x%" PRIx64 " after the execve (capabilities(7), an executable without "
+                   "file capabilities: %s); set before it: ",
+                   after[SET_BND], after[SET_EFF], after[SET_PRM], after[SET_INH],
+                   after[SET_AMB], rule);
+  if (source == NULL)
+    kist_report_applied (r, layer, requested,
+                         "%sbnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
+                         " amb=0x%" PRIx64 " (set; not read back inside: the container's "
+                         "seccomp filter denies it)%s%s",
+                         in_force, want[SET_BND], want[SET_EFF], want[SET_PRM], want[SET_INH],
+                         want[SET_AMB], not_granted, unknown ? unknown : "");
+  else
+    kist_report_applied (r, layer, requested,
+                         "%sbnd=0x%" PRIx64 " eff=0x%" PRIx64 " prm=0x%" PRIx64 " inh=0x%" PRIx64
+                         " amb=0x%" PRIx64 " (read back%s%s)%s%s",
+                         in_force, got[SET_BND], got[SET_EFF], got[SET_PRM], got[SET_INH],
+                         got[SET_AMB], strcmp (source, "/proc/self/status") == 0 ? "" : " with ",
+                         strcmp (source, "/proc/self/status") == 0 ? "" : source, not_granted,
+                         unknown ? unknown : "");
+  /* The parent reads the same five sets from outside (verify.c). */
+  kist_report_expect (r, layer,
+                      "bnd=%016" PRIx64 " eff=%016" PRIx64 " prm=%016" PRIx64 " inh=%016" PRIx64
+                      " amb=%016" PRIx64,
+                      want[SET_BND], want[SET_EFF], want[SET_PRM], want[SET_INH], want[SET_AMB]);
   return 0;
 }
 

@@ -8,7 +8,13 @@
  *   linux.cgroupsPath relative  -> MOUNT/<kist parent>/<path>
  *   none                        -> MOUNT/<kist parent>/kist/<id>
  * where <kist parent> is the cgroup of the kist process itself.  The
- * "slice:prefix:name" systemd form is refused until a systemd driver exists. */
+ * "slice:prefix:name" systemd form is refused until a systemd driver exists.
+ *
+ * The files: cgroup_mount.c (the mount, kist's own cgroup, cgroupsPath),
+ * cgroup_plan.c (linux.resources -> the writes, no I/O), cgroup.c (the
+ * layer: scope, apply and read-back, clone into it and join),
+ * cgroup_devices.c (the device program), cgroup_ops.c (update, freeze, pids,
+ * kill, remove, stats); cgroup_int.h is what they share. */
 #ifndef KIST_CGROUP_H
 #define KIST_CGROUP_H
 
@@ -40,22 +46,55 @@ kist_cgroup_freep (struct kist_cgroup **cg)
 int kist_cgroup_mount (char **mount, struct kist_error **err);
 
 /* PARENT, before clone: the layer entry point.  Records "cgroup" (the scope:
- * requested = cgroupsPath or "kist/<id>", detail = the path and how the init
- * joins it) and one "cgroup.<file>" entry per resource written (memory.max,
+ * requested = cgroupsPath or the path kist chose, "kist/<id>"; not applied
+ * until kist_cgroup_join has found the process in it, which completes the
+ * detail) and one "cgroup.<file>" entry per resource written (memory.max,
  * memory.low, memory.swap.max, memory.oom.group, cpu.weight, cpu.max,
  * cpu.max.burst, cpuset.cpus, cpuset.mems, cpu.idle, pids.max, io.weight,
  * io.max, hugetlb.<size>.max, unified keys, devices), each read back.  A
  * missing controller makes that entry not applied with the reason.  On
  * success *out holds the scope (dirfd for clone3 CLONE_INTO_CGROUP).  With
  * no resources and no cgroupsPath it still creates kist/<id> (freeze and kill
- * need no controller); if the cgroup2 hierarchy is not writable (rootless
- * without delegation) that is recorded as not applied. */
+ * need no controller), a requested entry like any other; if the cgroup2
+ * hierarchy is not writable (rootless without delegation) the entry is not
+ * requested ("no scope: ...") and *out is NULL. */
 int kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgroup **out,
                        struct kist_error **err);
 
-/* PARENT, after clone, only when clone3 with CLONE_INTO_CGROUP was not
- * possible: move pid into the scope via cgroup.procs and verify it.  The
- * "cgroup" entry's detail says which way the init joined. */
+/* ---- The one way into a scope, for the container's init (create) and for
+ * exec's helper: kist_cgroup_clone, then kist_cgroup_join. */
+
+/* Like fork(2) (0 in the child, -1 with errno), with the clone flags given
+ * (new namespaces; SIGCHLD is added).  With cgroup_fd >= 0 (the scope's
+ * directory) clone3 with CLONE_INTO_CGROUP makes the child born in the scope
+ * (no later move, which can wait for an RCU grace period); where the kernel
+ * refuses that (ENOSYS, E2BIG, EINVAL), or with cgroup_fd -1, a plain clone.
+ * *into says whether the child was born in the scope. */
+pid_t kist_cgroup_clone (unsigned long flags, int cgroup_fd, bool *into);
+
+/* PARENT (exec): the existing scope abs_path (state.json's cgroupPath) as a
+ * struct kist_cgroup (mount, path, dirfd; created_from NULL).  abs_path NULL:
+ * *out NULL and 0.  When it cannot be opened the "cgroup" entry fails (0 when
+ * the policy lets it degrade, with *out NULL). */
+int kist_cgroup_open (const char *abs_path, struct kist_report *r, struct kist_cgroup **out,
+                      struct kist_error **err);
+
+/* PARENT, right after kist_cgroup_clone, while the child waits: with a scope
+ * (cg), write pid to its cgroup.procs unless the child was born in it
+ * (into), then read /proc/PID/cgroup from outside and check that its "0::"
+ * line is the scope.  Then the "cgroup" entry: the one kist_cgroup_apply
+ * recorded (create) becomes applied only now, its detail completed with how
+ * the process joined ("born in it (clone3 CLONE_INTO_CGROUP)" or "moved in
+ * via cgroup.procs (no clone3)") and the line read back; without one (exec)
+ * it is recorded here.  Without a scope the detail says the process stays in
+ * kist's own cgroup.  The v1 lines of /proc/PID/cgroup (a hybrid host), if
+ * any, become the entry "cgroup.v1" (not requested: kist never manages v1;
+ * the detail lists them).  Call it after every clone, scope or not. */
+int kist_cgroup_join (struct kist_report *r, const struct kist_cgroup *cg, pid_t pid, bool into,
+                      struct kist_error **err);
+
+/* Move pid into the scope via cgroup.procs and verify it in /proc/PID/cgroup
+ * (no report entry; kist_cgroup_join is what create and exec use). */
 int kist_cgroup_enter (const struct kist_cgroup *cg, pid_t pid, struct kist_error **err);
 
 /* Operations on an existing scope (state.json keeps mount + path as one
@@ -77,6 +116,13 @@ char *kist_cgroup_stats_json (const char *abs_path, struct kist_error **err);
 int64_t kist_cgroup_oom_kills (const char *abs_path);
 
 /* ---- additions (cgroup helper) ---- */
+
+/* CONTAINER INIT (namespace.cgroup, in a new cgroup namespace): where the
+ * namespace is rooted, from the root field of the cgroup2 mount in
+ * /proc/self/mountinfo as the init sees it ("/": at the cgroup2 root, so the
+ * container sees the whole hierarchy; "/../..": two levels below).  A
+ * phrase for the entry's detail, or NULL when mountinfo does not tell. */
+char *kist_cgroup_ns_root_note (void);
 
 /* The cgroup of the calling process relative to the cgroup2 root, from the
  * "0::/path" line of /proc/self/cgroup, without the leading '/' ("" for the
@@ -138,11 +184,17 @@ struct kist_cgroup_plan
   size_t n_dev;
 };
 
-/* Parse + validate linux.resources (NULL: nothing).  Errors name the config
- * path ("linux.resources.memory.swap: ..."). */
+/* cgroup_plan.c: parse + validate linux.resources (NULL: nothing), no file
+ * system I/O.  Errors name the config path ("linux.resources.memory.swap:
+ * ..."). */
 int kist_cgroup_plan_build (yajl_val resources, struct kist_cgroup_plan **out,
                             struct kist_error **err);
 void kist_cgroup_plan_free (struct kist_cgroup_plan *p);
+/* The same for a whole config, before anything exists (kist_create, before
+ * the state dir): 0, or the config error ("config.json:
+ * linux.resources.memory.swap: ..."), the one kist_cgroup_apply would
+ * give. */
+int kist_cgroup_plan_check (const struct kist_spec *spec, struct kist_error **err);
 
 /* cgroup_devices.c: the device allowlist as a BPF_PROG_TYPE_CGROUP_DEVICE
  * program.  Rules are OCI linux.resources.devices entries; default deny, the

@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "caps.h"
 #include "cmd.h"
 #include "json.h"
+#include "layer.h"
 #include "seccomp.h"
 #include "util.h"
 
@@ -20,6 +22,16 @@ str_array (yajl_gen g, const char *key, const char *const *v)
   for (; *v; v++)
     kist_json_gen_str_lossy (g, *v);
   yajl_gen_array_close (g);
+}
+
+static void
+add_name (const char *name, enum kist_group group, void *arg)
+{
+  (void) group;
+  char **names = arg;
+  char *n = *names ? xasprintf ("%s,%s", *names, name) : xstrdup (name);
+  free (*names);
+  *names = n;
 }
 
 int
@@ -89,6 +101,12 @@ kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct k
   kist_json_gen_str_lossy (gen, KIST_VERSION);
   kist_json_gen_str_lossy (gen, "run.kist.seccomp.profile");
   kist_json_gen_str_lossy (gen, "default, strict or a path to an OCI linux.seccomp JSON file");
+  /* The report's vocabulary, from the layer registry: every entry name a
+   * report may hold ("rlimit.*": every rlimit.NAME), comma separated. */
+  kist_json_gen_str_lossy (gen, "run.kist.report.layers");
+  _cleanup_free_ char *names = NULL;
+  kist_layer_vocabulary (add_name, &names);
+  kist_json_gen_str_lossy (gen, names ? names : "");
   yajl_gen_map_close (gen);
   yajl_gen_map_close (gen);
   _cleanup_free_ char *json = kist_json_gen_take (gen);

@@ -9,6 +9,39 @@
 #include "cmd.h"
 #include "util.h"
 
+struct list_out
+{
+  bool json, quiet, first;
+};
+
+/* kist_container_list's callback: the head, then one row per container. */
+static void
+print_row (const struct kist_state *st, enum kist_status status, void *arg)
+{
+  struct list_out *o = arg;
+  if (st == NULL) /* the ids were listed: the head */
+    {
+      if (o->json)
+        fputs ("[", stdout);
+      else if (!o->quiet)
+        printf ("%-20s %-8s %-8s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED",
+                "OWNER");
+      return;
+    }
+  if (o->json)
+    {
+      _cleanup_free_ char *s = kist_state_oci_json (st, status);
+      printf ("%s%s", o->first ? "" : ",", s);
+    }
+  else if (o->quiet)
+    printf ("%s\n", st->id);
+  else
+    printf ("%-20s %-8d %-8s %-40s %-30s %s\n", st->id,
+            status == KIST_STATUS_STOPPED ? 0 : (int) st->pid, kist_status_name (status),
+            st->bundle ? st->bundle : "", st->created ? st->created : "", st->owner ? st->owner : "");
+  o->first = false;
+}
+
 int
 kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -39,41 +72,9 @@ kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0)
     return KIST_EXIT_USAGE;
-  _cleanup_strv_ char **ids = NULL;
-  if (kist_state_list (rootfd, &ids, err) < 0)
+  struct list_out out = { .json = json, .quiet = quiet, .first = true };
+  if (kist_container_list (rootfd, print_row, &out, err) < 0)
     return KIST_EXIT_USAGE;
-  if (json)
-    fputs ("[", stdout);
-  else if (!quiet)
-    printf ("%-20s %-8s %-8s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
-  bool firstrow = true;
-  for (char **id = ids; id && *id; id++)
-    {
-      _cleanup_error_ struct kist_error *e = NULL;
-      struct kist_state st = { 0 };
-      /* Without the lock: a create, start or delete in progress holds it
-       * (a create for as long as its hooks and layers take); its intent
-       * record says "creating". */
-      if (kist_state_peek (rootfd, *id, &st, &e) < 0)
-        {
-          kist_state_clear (&st);
-          continue; /* deleted right now */
-        }
-      enum kist_status status = kist_state_status (&st);
-      if (json)
-        {
-          _cleanup_free_ char *s = kist_state_oci_json (&st, status);
-          printf ("%s%s", firstrow ? "" : ",", s);
-        }
-      else if (quiet)
-        printf ("%s\n", st.id);
-      else
-        printf ("%-20s %-8d %-8s %-40s %-30s %s\n", st.id,
-                status == KIST_STATUS_STOPPED ? 0 : (int) st.pid, kist_status_name (status),
-                st.bundle ? st.bundle : "", st.created ? st.created : "", st.owner ? st.owner : "");
-      firstrow = false;
-      kist_state_clear (&st);
-    }
   if (json)
     fputs ("]\n", stdout);
   return 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist ps [--format table|json] ID [-- PS-ARGS]: the container's processes,
- * from its cgroup's cgroup.procs.  json prints a JSON array of host pids like
- * runc ("[16182]").  runc's table runs ps(1) with PS-ARGS (default -ef) and
+ * from its cgroup's cgroup.procs (kist_container_ps_pids, lifecycle.c).
+ * json prints a JSON array of host pids like runc ("[16182]").  runc's table runs ps(1) with PS-ARGS (default -ef) and
  * keeps the container's lines; kist never runs another program, so it reads
  * /proc itself and understands the ps(1) options that choose columns: -f,
  * -o/o FORMAT (keywords pid ppid uid user gid group comm args stat tty time
@@ -9,7 +9,6 @@
  * the selection options (-e -A -a -x ...), which change nothing: only the
  * container's processes are listed. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -19,62 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "cmd.h"
 #include "util.h"
-
-static int
-cmp_pid (const void *a, const void *b)
-{
-  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-  return (x > y) - (x < y);
-}
-
-static ino_t
-pid_ns_of (pid_t pid)
-{
-  char path[64];
-  struct stat sb;
-  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) pid);
-  return stat (path, &sb) == 0 ? sb.st_ino : 0;
-}
-
-/* Without a cgroup: the processes in the init's own pid namespace (only
- * when it has one; a container sharing ours cannot be told apart). */
-static int
-pids_in_pidns (const char *id, pid_t init, pid_t **out, size_t *n, struct kist_error **err)
-{
-  ino_t ns = pid_ns_of (init);
-  if (ns == 0)
-    return kist_error_make (err, errno, "ps `%s`: read /proc/%d/ns/pid", id, (int) init);
-  if (ns == pid_ns_of (getpid ()))
-    return kist_error_make (err, EOPNOTSUPP,
-                            "ps `%s`: the container has no cgroup and shares the host's pid "
-                            "namespace, so its processes cannot be told apart",
-                            id);
-  DIR *d = opendir ("/proc");
-  if (d == NULL)
-    return kist_error_make (err, errno, "ps `%s`: open /proc", id);
-  size_t cap = 16;
-  _cleanup_free_ pid_t *pids = xmalloc (cap * sizeof *pids);
-  *n = 0;
-  struct dirent *de;
-  while ((de = readdir (d)))
-    {
-      int p = 0;
-      if (kist_parse_int (de->d_name, &p) < 0 || p <= 0 || pid_ns_of (p) != ns)
-        continue;
-      if (*n == cap)
-        pids = xrealloc (pids, (cap *= 2) * sizeof *pids);
-      pids[(*n)++] = p;
-    }
-  closedir (d);
-  *out = steal_pointer (&pids);
-  return 0;
-}
 
 /* What /proc says of one process. */
 struct proc
@@ -491,30 +438,10 @@ kist_cmd_ps (const struct kist_globals *g, int argc, char **argv, struct kist_er
   if (kist_id_validate (id, err) < 0)
     return KIST_EXIT_USAGE;
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
-  _cleanup_close_ int dirfd = -1;
-  if (rootfd < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return KIST_EXIT_USAGE;
-  struct kist_state st = { 0 };
-  if (kist_state_read (dirfd, &st, err) < 0)
-    return KIST_EXIT_USAGE;
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
-  int r;
-  if (st.cgroup_path != NULL)
-    {
-      r = kist_cgroup_pids (st.cgroup_path, &pids, &n, err);
-      if (r < 0)
-        kist_error_wrap (err, "ps `%s`: list the processes of cgroup %s", id, st.cgroup_path);
-    }
-  else if (kist_state_status (&st) == KIST_STATUS_STOPPED)
-    r = 0; /* no cgroup and no init: nothing runs */
-  else
-    r = pids_in_pidns (id, st.pid, &pids, &n, err);
-  kist_state_clear (&st);
-  if (r < 0)
+  if (rootfd < 0 || kist_container_ps_pids (rootfd, id, &pids, &n, err) < 0)
     return KIST_EXIT_USAGE;
-  if (n > 1)
-    qsort (pids, n, sizeof *pids, cmp_pid);
 
   if (json)
     {

@@ -50,23 +50,9 @@ kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct kist
     return KIST_EXIT_USAGE;
   /* Without the lock (as runc): a create in progress holds it for as long
    * as it takes, and its intent record already answers "creating". */
-  struct kist_state st = { 0 };
-  _cleanup_error_ struct kist_error *e = NULL;
-  if (kist_state_peek (rootfd, id, &st, &e) < 0)
-    {
-      kist_state_clear (&st);
-      /* A delete removed its state.json or dir while we read (no lock). */
-      if (e && e->errnum == ENOENT)
-        kist_error_make (err, 0, "container `%s` does not exist", id);
-      else if (err)
-        {
-          *err = e;
-          e = NULL;
-        }
-      return KIST_EXIT_USAGE;
-    }
-  _cleanup_free_ char *json = kist_state_oci_json (&st, kist_state_status (&st));
-  kist_state_clear (&st);
+  _cleanup_free_ char *json = NULL;
+  if (kist_container_state_json (rootfd, id, &json, err) < 0)
+    return KIST_EXIT_USAGE;
   _cleanup_free_ char *degraded = degraded_field (rootfd, id);
   char *end = degraded ? strrchr (json, '}') : NULL;
   if (end)

@@ -4,11 +4,11 @@
  *
  * --resources reads an OCI LinuxResources object (a file, or stdin for "-"),
  * as engines send it; the flags build one (runc's flags; a flag given as 0
- * means unset, like Docker's zero-valued fields).  The object goes through
- * kist_cgroup_update, which validates, writes and reads back each file; the
- * entries it applied replace the same-named entries of the stored
- * report.json, so that `kist report` shows the limits now in force.  Prints
- * nothing on success.
+ * means unset, like Docker's zero-valued fields).  The object goes to
+ * kist_container_update (lifecycle.c), which validates, writes and reads
+ * back each file; the entries it applied replace the same-named entries of
+ * the stored report.json, so that `kist report` shows the limits now in
+ * force.  Prints nothing on success.
  *
  * The degradation policy is create's (the global --allow-degraded plus the
  * command's own): a limit that cannot be applied (e.g. its controller is
@@ -25,14 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "cmd.h"
 #include "json.h"
-#include "log.h"
 #include "util.h"
 
 #define RESOURCES_MAX (1u << 20)
-#define REPORT_MAX (16u << 20)
 
 /* The flags, as given (NULL: not given). */
 struct update_flags
@@ -207,132 +204,6 @@ parse_resources (const char *what, char *text, yajl_val *out, struct kist_error 
   return 0;
 }
 
-/* Remove every entry named name (it is superseded). */
-static void
-drop_layer (struct kist_report *r, const char *name)
-{
-  size_t i = 0;
-  while (i < r->n_layers)
-    {
-      if (strcmp (r->layers[i].name, name) != 0)
-        {
-          i++;
-          continue;
-        }
-      kist_layer_clear (&r->layers[i]);
-      memmove (&r->layers[i], &r->layers[i + 1], (r->n_layers - i - 1) * sizeof r->layers[0]);
-      r->n_layers--;
-    }
-}
-
-/* Is tok one of the comma-separated tokens of list? */
-static bool
-has_token (const char *list, const char *tok, size_t len)
-{
-  for (const char *p = list; p && *p;)
-    {
-      const char *c = strchr (p, ',');
-      size_t l = c ? (size_t) (c - p) : strlen (p);
-      if (l == len && strncmp (p, tok, len) == 0)
-        return true;
-      p = c ? c + 1 : NULL;
-    }
-  return false;
-}
-
-/* The stored report's policy gains the update's tokens (an entry that the
- * update let degrade is then covered by the report's allowDegraded). */
-static void
-merge_policy (struct kist_report *stored, const char *add)
-{
-  for (const char *p = add; p && *p;)
-    {
-      const char *c = strchr (p, ',');
-      size_t l = c ? (size_t) (c - p) : strlen (p);
-      if (l > 0 && !has_token (stored->allow_degraded, p, l))
-        {
-          char *next = stored->allow_degraded && *stored->allow_degraded
-                           ? xasprintf ("%s,%.*s", stored->allow_degraded, (int) l, p)
-                           : xasprintf ("%.*s", (int) l, p);
-          free (stored->allow_degraded);
-          stored->allow_degraded = next;
-        }
-      p = c ? c + 1 : NULL;
-    }
-}
-
-/* Does the update's entry go into the stored report?  Applied ones (now in
- * force), and requested ones that the policy let degrade: the update
- * succeeded without them, and the report must say what is not applied.  An
- * entry whose failure failed the update is left out (the caller got the
- * error; the stored entry, still in force, stays). */
-static bool
-stored_entry (const struct kist_report *upd, const struct kist_layer *l)
-{
-  return l->applied || (l->requested && kist_report_may_degrade (upd, l->name));
-}
-
-/* The entries of the update replace the stored ones of the same name
- * (appended: the report lists layers in the order they were applied).  A
- * degraded entry that replaces an applied one says that the old value is
- * still in force.  The entries are moved, not added with kist_report_add:
- * they were recorded (and logged with --debug) once already, in upd. */
-static int
-store_report (int dirfd, const char *id, struct kist_report *upd, struct kist_error **err)
-{
-  size_t n_stored = 0;
-  for (size_t i = 0; i < upd->n_layers; i++)
-    n_stored += stored_entry (upd, &upd->layers[i]);
-  if (n_stored == 0)
-    return 0;
-  _cleanup_free_ char *json = NULL;
-  size_t len = 0;
-  _cleanup_report_ struct kist_report *stored = NULL;
-  struct kist_error *e = NULL;
-  if (kist_read_file_at (dirfd, "report.json", REPORT_MAX, &json, &len, &e) < 0)
-    {
-      if (e->errnum != ENOENT)
-        {
-          *err = e;
-          return kist_error_wrap (err, "read the stored report");
-        }
-      kist_error_free (e);
-      stored = kist_report_new (id, "update", NULL);
-    }
-  else if ((stored = kist_report_from_json (json, len, err)) == NULL)
-    return kist_error_wrap (err, "the stored report");
-  for (size_t i = 0; i < upd->n_layers; i++)
-    {
-      struct kist_layer *l = &upd->layers[i];
-      if (!stored_entry (upd, l))
-        continue;
-      if (!l->applied)
-        {
-          const struct kist_layer *old = kist_report_find (stored, l->name);
-          if (old && old->applied)
-            {
-              char *reason = xasprintf ("%s; kist update let it degrade: the earlier value (%s) "
-                                        "is still in force",
-                                        l->reason ? l->reason : "not applied",
-                                        old->requested && *old->requested ? old->requested
-                                                                          : "requested");
-              free (l->reason);
-              l->reason = reason;
-            }
-          merge_policy (stored, upd->allow_degraded);
-        }
-      drop_layer (stored, l->name);
-      if (stored->n_layers == stored->cap_layers)
-        {
-          stored->cap_layers = stored->cap_layers ? stored->cap_layers * 2 : 32;
-          stored->layers = xrealloc (stored->layers, stored->cap_layers * sizeof *stored->layers);
-        }
-      stored->layers[stored->n_layers++] = *l;
-      memset (l, 0, sizeof *l);
-    }
-  return kist_report_write_at (stored, dirfd, "report.json", 0600, err);
-}
-
 int
 kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -428,63 +299,11 @@ kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kis
     return KIST_EXIT_USAGE;
 
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
-  _cleanup_close_ int dirfd = -1;
-  if (rootfd < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+  if (rootfd < 0)
     return KIST_EXIT_USAGE;
-  struct kist_state st = { 0 };
-  _cleanup_report_ struct kist_report *upd = NULL;
-  int ret = KIST_EXIT_USAGE;
-  if (kist_state_read (dirfd, &st, err) < 0)
-    goto out;
-  enum kist_status status = kist_state_status (&st);
-  if (status == KIST_STATUS_STOPPED)
-    {
-      kist_error_make (err, EINVAL, "update: container `%s` is not running (it is stopped)", id);
-      goto out;
-    }
-  if (st.cgroup_path == NULL)
-    {
-      kist_error_make (err, EOPNOTSUPP,
-                       "update: container `%s` has no cgroup (the state records no cgroup scope, "
-                       "e.g. created rootless without a delegated cgroup v2 subtree), so its "
-                       "limits cannot be changed",
-                       id);
-      goto out;
-    }
   _cleanup_free_ char *policy = NULL;
-  upd = kist_report_new (id, "update", kist_cmd_policy (g, allow_degraded, &policy));
-  int r = kist_cgroup_update (st.cgroup_path, res, upd, err);
-  if (r < 0)
-    kist_error_wrap (err, "update container `%s` (cgroup %s)", id, st.cgroup_path);
-  else
-    for (size_t i = 0; i < upd->n_layers; i++)
-      if (upd->layers[i].requested && !upd->layers[i].applied)
-        kist_log_warn ("update container `%s`: layer %s not applied (allowed to degrade): %s", id,
-                       upd->layers[i].name,
-                       upd->layers[i].reason ? upd->layers[i].reason : "unknown reason");
-  /* Whatever was applied is in force now, also after a later failure. */
-  struct kist_error *e2 = NULL;
-  if (store_report (dirfd, id, upd, &e2) < 0)
-    {
-      if (r < 0)
-        {
-          kist_log_warn ("update container `%s`: %s", id, e2->msg);
-          kist_error_free (e2);
-        }
-      else
-        {
-          *err = e2;
-          kist_error_wrap (err,
-                           "update container `%s`: the limits were changed, but the stored "
-                           "report.json was not updated",
-                           id);
-        }
-      goto out;
-    }
-  if (r < 0)
-    goto out;
-  ret = 0;
-out:
-  kist_state_clear (&st);
-  return ret;
+  if (kist_container_update (rootfd, id, res, kist_cmd_policy (g, allow_degraded, &policy), err)
+      < 0)
+    return KIST_EXIT_USAGE;
+  return 0;
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: the container lifecycle.
  *
- *   kist_create        parent: validate, state dir, clone the init, idmaps,
- *                      collect the init's report entries until it is ready
- *   init_main          container init: the layers, in order (init_layers),
- *                      then wait on start.sock and execve
- *   kist_container_start / _kill / _delete
+ *   kist_create        parent: validate, state dir, the PREPARE layers, clone
+ *                      the init, the ENTER layers, collect the init's report
+ *                      entries until it is ready
+ *   init_main          container init: the SETUP layers, then wait on
+ *                      start.sock, the START layers and execve
+ *   kist_container_start
+ *
+ * Which layers, in which order: the registry (layer.c), the one owner.
  *
  * The init waits for `start` by accepting on ROOT/ID/start.sock (bound by the
  * parent before clone).  The accepted connection is close-on-exec, so the
@@ -42,59 +45,8 @@
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
+#include "verify.h"
 
-
-/* From here on no process in the container can reach the init through
- * /proc/PID (fd, mem, ptrace): it becomes non-dumpable before it joins or
- * creates anything, and stays so until execve (CVE-2016-9962).  The
- * rootless parent wrote the id maps before GO, while it still could. */
-static int
-kist_nondumpable (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  (void) ctx;
-  (void) r;
-  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
-    return kist_error_make (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
-  return 0;
-}
-
-/* The container init's table of contents: every layer, in the order applied.
- * The end of it (session, fds, the filter, execve) is kist_process_exec,
- * after `start`. */
-static const kist_layer_fn init_layers[] = {
-  kist_oom_apply,       /* oom_score_adj: while the init has kist's credentials and
-                           /proc/self is still its own to write */
-  kist_nondumpable,     /* (no entry) */
-  kist_ns_apply,        /* namespace.*: joins, the time namespace, read back */
-  kist_net_apply,       /* network.loopback: before the hooks, which may add links (docker's
-                           prestart moves eth0 in) */
-  kist_rootfs_prepare,  /* rootfs.propagation, rootfs.bind */
-  kist_mounts_apply,    /* mounts */
-  kist_terminal_apply,  /* terminal: the pty of the container's devpts, /dev/console */
-  kist_dev_apply,       /* dev (last: a read-only /dev tmpfs goes read-only here) */
-  kist_hooks_create_apply, /* hooks.prestart, hooks.createRuntime (run by the parent),
-                              hooks.createContainer */
-  kist_rootfs_pivot,    /* rootfs.pivot_root */
-  kist_uts_apply,       /* hostname, domainname */
-  kist_sysctl_apply,    /* sysctl */
-  kist_paths_apply,     /* masked_paths, readonly_paths */
-  kist_process_prepare, /* cwd (created before the root goes read-only), environment,
-                           executable lookup */
-  kist_rootfs_readonly, /* rootfs.readonly */
-  kist_rlimits_apply,   /* rlimit.* */
-  kist_io_priority_apply, /* io_priority: before the user switch and any filter */
-  kist_scheduler_apply, /* scheduler: likewise (SCHED_FIFO needs CAP_SYS_NICE) */
-  kist_personality_apply, /* personality */
-  kist_memory_policy_apply, /* memory_policy */
-  kist_seccomp_apply_early, /* seccomp, here only without no_new_privileges (needs
-                               CAP_SYS_ADMIN, as runc does) */
-  kist_user_apply,      /* user */
-  kist_caps_apply,      /* capabilities */
-  kist_nnp_apply,       /* no_new_privileges */
-  kist_seccomp_apply,   /* seccomp: here only a filter with a notify listener (its fd
-                           goes to the waiting parent); else kist_process_exec */
-  kist_exec_cpu_affinity_apply, /* exec_cpu_affinity: not for the init (says so) */
-};
 
 /* ------------------------------------------------------------------ init */
 
@@ -129,7 +81,7 @@ kist_prepare_exec_fds (int preserve_fds, struct kist_error **err)
  * with the error sent on the connection when there is one, so that `start`
  * never waits for nothing. */
 static int
-wait_start (int start_fd, bool *ack)
+wait_start (int start_fd)
 {
   for (;;)
     {
@@ -146,10 +98,7 @@ wait_start (int start_fd, bool *ack)
         n = recv (conn, c, sizeof c, 0);
       while (n < 0 && errno == EINTR);
       if (n >= 1 && c[0] == KIST_SYNC_START)
-        {
-          *ack = n == 2 && c[1] == 'A';
-          return conn;
-        }
+        return conn;
       if (n < 0)
         {
           _cleanup_error_ struct kist_error *e = NULL;
@@ -187,16 +136,11 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
   if (kist_sync_recv (fd, &type, &payload, NULL) < 0 || type != KIST_SYNC_GO)
     _exit (KIST_EXIT_FAILURE);
 
+  /* Every SETUP layer of the registry (layer.c), in order. */
   struct kist_report *r = kist_report_new (ctx->id, operation, allow_degraded);
   size_t sent = 0;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (init_layers); i++)
-    {
-      int ret = init_layers[i](ctx, r, &err);
-      if (kist_sync_send_layers (fd, r, sent, &sent) < 0)
-        _exit (KIST_EXIT_FAILURE);
-      if (ret < 0)
-        init_fail (fd, err);
-    }
+  if (kist_layers_run (KIST_PHASE_SETUP, KIST_FOR_CREATE, ctx, r, &sent, &err) < 0)
+    init_fail (fd, err);
   /* With a terminal, the waiting init already has the pty as its stdio (as
    * runc): what made the create (an engine's shim) reads its output until
    * EOF and must not wait for the start. */
@@ -225,7 +169,7 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
     _exit (KIST_EXIT_FAILURE);
   close (fd);
 
-  int conn = wait_start (ctx->start_fd, &ctx->start_ack);
+  int conn = wait_start (ctx->start_fd);
   close (ctx->start_fd);
   ctx->start_fd = -1;
 
@@ -236,7 +180,7 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
   ctx->sync_fd = conn;
   struct kist_report *rs = kist_report_new (ctx->id, operation, allow_degraded);
   size_t rs_sent = 0;
-  if (kist_hooks_start_container (ctx, rs, &err) < 0
+  if (kist_layers_run (KIST_PHASE_START, KIST_FOR_CREATE, ctx, rs, &rs_sent, &err) < 0
       || kist_process_exec (ctx, rs, &rs_sent, &err) < 0)
     {
       kist_sync_send_layers (conn, rs, rs_sent, &rs_sent);
@@ -317,7 +261,7 @@ store_report (int state_dirfd, const struct kist_report *r, struct kist_error **
 
 /* Read the init's messages until READY (0), an ERROR or its death (< 0). */
 static int
-collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+collect_init_messages (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   for (;;)
     {
@@ -374,11 +318,24 @@ collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **e
             return -1;
           break;
         case KIST_SYNC_READY:
-          return 0;
+          /* The init waits for the COMMIT: what it set is read from outside
+           * now, before any entry counts as applied (verify.h). */
+          return kist_verify_outside (ctx, ctx->pid, r, err);
         default:
           return kist_error_make (err, EPROTO, "unexpected message %d from the container init", type);
         }
     }
+}
+
+/* ... and on failure, no entry stays pending in the report written. */
+static int
+collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  int ret = collect_init_messages (ctx, r, err);
+  if (ret < 0)
+    kist_verify_abandon (r, "not verified from outside: the container init failed or ended "
+                            "before it was ready");
+  return ret;
 }
 
 char *
@@ -393,30 +350,6 @@ kist_annotations_json (const struct kist_spec *s)
     }
   yajl_gen_map_close (gen);
   return kist_json_gen_take (gen);
-}
-
-/* Clone the init with its new namespaces.  With a cgroup scope, clone3 with
- * CLONE_INTO_CGROUP makes it born in the scope (no later move, which can wait
- * for an RCU grace period); *into_cgroup says whether that happened. */
-static pid_t
-clone_init (unsigned long flags, int cgroup_fd, bool *into_cgroup)
-{
-  fflush (NULL);
-  *into_cgroup = false;
-  if (cgroup_fd >= 0)
-    {
-      struct clone_args args = { .flags = flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
-                                 .cgroup = (uint64_t) cgroup_fd };
-      pid_t pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
-      if (pid >= 0)
-        {
-          *into_cgroup = true;
-          return pid;
-        }
-      if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
-        return -1;
-    }
-  return (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
 static int
@@ -441,7 +374,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   _cleanup_close_ int start_fd = -1;
   _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL,
                         *annotations = NULL;
-  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .dev_ro_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
+  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .root_fd = -1, .dev_ro_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
                           .state_dirfd = -1, .preserve_fds = o->preserve_fds,
                           .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                           .console_socket = o->console_socket, .pid_file = o->pid_file,
@@ -485,6 +418,10 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                             "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
   if (kist_ns_check (spec, err) < 0)
     return -1;
+  /* linux.resources is checked whole before any state exists: a config
+   * error leaves nothing to clean up (the cgroup layer builds the same plan). */
+  if (kist_cgroup_plan_check (spec, err) < 0)
+    return -1;
   if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present)
     return kist_error_make (err, EPERM,
                             "config.json: linux.namespaces: kist runs as uid %u, not root, and the "
@@ -525,14 +462,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = kist_hooks_store (&ctx, err)) < 0)
     goto fail;
 
-  if ((ret = kist_unsupported_apply (&ctx, r, err)) < 0
-      || (ret = kist_terminal_prepare (&ctx, r, o->pty_master != NULL, err)) < 0)
-    goto fail;
-  /* The filter is compiled (or taken from the cache) here, once, so that the
-   * init only loads a ready program. */
-  if ((ret = kist_seccomp_prepare (&ctx, rootfd, &seccomp, r, err)) < 0)
-    goto fail;
-  ctx.seccomp = seccomp;
+  /* The intent record names the scope before the cgroup layer makes it. */
   {
     const char *cgp = spec->linux_ ? spec->linux_->cgroups_path : NULL;
     kist_state_cgroup_intent (cgp, o->id, &cgroup_abs, &cgroup_created_abs);
@@ -544,7 +474,13 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
           goto fail;
       }
   }
-  if ((ret = kist_cgroup_apply (&ctx, r, &cgroup, err)) < 0)
+  /* PREPARE: the registry's parent layers before clone (layer.c). */
+  ctx.root_fd = rootfd;
+  ctx.tty.relay = o->pty_master != NULL;
+  ret = kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_CREATE, &ctx, r, err);
+  seccomp = ctx.seccomp; /* owned here from now on, also on failure */
+  cgroup = ctx.cgroup;
+  if (ret < 0)
     goto fail;
   free (cgroup_abs);
   free (cgroup_created_abs);
@@ -578,8 +514,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if ((ret = join_pid_ns_for_children (spec, err)) < 0)
     goto fail;
 
-  bool into_cgroup = false;
-  pid_t pid = clone_init (kist_ns_clone_flags (spec), cgroup ? cgroup->dirfd : -1, &into_cgroup);
+  pid_t pid = kist_cgroup_clone (kist_ns_clone_flags (spec), cgroup ? cgroup->dirfd : -1,
+                                 &ctx.cgroup_born_in);
   if (pid < 0)
     {
       int e = errno;
@@ -598,7 +534,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       close (rootfd);
       if (cgroup)
         close (cgroup->dirfd); /* the host's cgroup directory: not for the container */
-      ctx.state_dirfd = -1;
+      ctx.state_dirfd = ctx.root_fd = -1;
       ctx.sync_fd = sync_child;
       ctx.start_fd = start_fd;
       init_main (&ctx, o->operation, o->allow_degraded);
@@ -608,17 +544,13 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   intent.pid_start_time = kist_pid_start_time (pid);
   if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
     goto fail;
-  if (cgroup && !into_cgroup && (ret = kist_cgroup_enter (cgroup, pid, err)) < 0)
-    goto fail;
-  if (cgroup)
-    kist_report_note (r, "cgroup", into_cgroup ? "; born in it (clone3 CLONE_INTO_CGROUP)"
-                                                : "; moved in via cgroup.procs (no clone3)");
   close (sync_child);
   sync_child = -1;
   ctx.sync_fd = sync_parent;
   r->pid = pid;
 
-  if ((ret = kist_idmap_apply (&ctx, r, err)) < 0)
+  /* ENTER: the registry's parent layers while the init waits for GO. */
+  if ((ret = kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &ctx, r, err)) < 0)
     goto fail;
   if (kist_sync_send (ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)
     {
@@ -730,10 +662,15 @@ fail:
  * closed: the execve succeeded) or the exec error.  EOF before READY means
  * the init died before it could exec: never a success. */
 static int
-collect_start (int conn, struct kist_report *r, const char *id, kist_start_ready_fn on_ready,
-               void *arg, struct kist_error **err)
+collect_start_messages (int conn, pid_t pid, struct kist_report *r, const char *id,
+                        kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
 {
   bool ready = false;
+  /* Without the stored report (unreadable), the entries are verified all
+   * the same, in a scratch one. */
+  _cleanup_report_ struct kist_report *scratch = r ? NULL : kist_report_new (id, "start", NULL);
+  if (r == NULL)
+    r = scratch;
   for (;;)
     {
       char type = 0;
@@ -754,11 +691,19 @@ collect_start (int conn, struct kist_report *r, const char *id, kist_start_ready
             return -1;
           break;
         case KIST_SYNC_READY:
+          {
+            /* The init waits for our word before execve: read what it set
+             * from outside first (verify.h); on a failure it gets none. */
+            struct kist_ctx v = { .id = id, .pid = pid, .rootfs_fd = -1, .sync_fd = -1,
+                                  .start_fd = -1, .state_dirfd = -1, .bundle_fd = -1,
+                                  .exec_fd = -1 };
+            if (kist_verify_outside (&v, pid, r, err) < 0)
+              return -1;
+          }
           ready = true;
-          if (on_ready && r)
+          if (on_ready && r != scratch)
             on_ready (r, arg);
-          if (on_ready)
-            kist_sync_send (conn, KIST_SYNC_GO, NULL, 0); /* the init may be gone: no error */
+          kist_sync_send (conn, KIST_SYNC_GO, NULL, 0); /* the init may be gone: no error */
           break;
         case KIST_SYNC_ERROR:
           return kist_sync_decode_error (payload, len, err);
@@ -767,6 +712,17 @@ collect_start (int conn, struct kist_report *r, const char *id, kist_start_ready
                                   type);
         }
     }
+}
+
+static int
+collect_start (int conn, pid_t pid, struct kist_report *r, const char *id,
+               kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
+{
+  int ret = collect_start_messages (conn, pid, r, id, on_ready, arg, err);
+  if (ret < 0)
+    kist_verify_abandon (r, "not verified from outside: the container init failed or ended "
+                            "before it was ready to exec");
+  return ret;
 }
 
 int
@@ -782,13 +738,8 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
     return -1;
   if ((ret = kist_state_read (dirfd, &st, err)) < 0)
     goto out;
-  enum kist_status status = kist_state_status (&st);
-  if (status != KIST_STATUS_CREATED)
-    {
-      ret = kist_error_make (err, EINVAL, "container `%s` cannot be started: it is %s, not created",
-                             id, kist_status_name (status));
-      goto out;
-    }
+  if ((ret = kist_status_allows (kist_container_status (&st), KIST_OP_START, id, err)) < 0)
+    goto out;
   /* The entries of the end of the init's setup go into the stored report
    * (and the caller's, for run). */
   if (r == NULL)
@@ -807,14 +758,15 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
       ret = -1;
       goto out;
     }
-  /* "A": this client prints the report at READY and acknowledges it, so
-   * that the report comes before the container's own output. */
-  if (kist_sync_send (conn, KIST_SYNC_START, on_ready ? "A" : NULL, on_ready ? 1 : 0) < 0)
+  /* The init always waits for this client's GO after READY (the entries are
+   * verified from outside first, and a report printed at READY comes before
+   * the container's own output). */
+  if (kist_sync_send (conn, KIST_SYNC_START, NULL, 0) < 0)
     {
       ret = kist_error_make (err, errno, "send start to the container init");
       goto out;
     }
-  ret = collect_start (conn, r, id, on_ready, arg, err);
+  ret = collect_start (conn, st.pid, r, id, on_ready, arg, err);
   if (r && ret == 0)
     kist_report_applied (r, "exec", NULL,
                          "execve of process.args[0] succeeded (seen by the parent)");
@@ -849,324 +801,4 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
 out:
   kist_state_clear (&st);
   return ret;
-}
-
-static ino_t
-pid_ns_inode (pid_t pid)
-{
-  char p[64];
-  struct stat s;
-  snprintf (p, sizeof p, "/proc/%d/ns/pid", (int) pid);
-  return stat (p, &s) == 0 ? s.st_ino : 0;
-}
-
-/* Signal every process in the container's pid namespace (--all). */
-static int
-kill_all_in_pidns (pid_t init, int sig, struct kist_error **err)
-{
-  ino_t ns = pid_ns_inode (init), self = pid_ns_inode (getpid ());
-  if (ns == 0 || ns == self)
-    return kill (init, sig) < 0 ? kist_error_make (err, errno, "kill(%d, %d)", (int) init, sig) : 0;
-  _cleanup_close_ int pfd = open ("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-  DIR *d = pfd >= 0 ? fdopendir (dup (pfd)) : NULL;
-  if (d == NULL)
-    return kist_error_make (err, errno, "open /proc");
-  struct dirent *de;
-  while ((de = readdir (d)))
-    {
-      int p = 0;
-      if (kist_parse_int (de->d_name, &p) < 0 || p <= 0)
-        continue;
-      if (pid_ns_inode (p) == ns)
-        kill (p, sig);
-    }
-  closedir (d);
-  return 0;
-}
-
-/* Every process of the container's cgroup scope (cgroup.kill for SIGKILL). */
-static int
-signal_cgroup (const char *scope, int sig, struct kist_error **err)
-{
-  if (sig == SIGKILL)
-    return kist_cgroup_kill_all (scope, err);
-  _cleanup_free_ pid_t *pids = NULL;
-  size_t n = 0;
-  if (kist_cgroup_pids (scope, &pids, &n, err) < 0)
-    return -1;
-  for (size_t i = 0; i < n; i++)
-    kill (pids[i], sig);
-  return 0;
-}
-
-int
-kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err)
-{
-  _cleanup_close_ int dirfd = -1;
-  struct kist_state st = { 0 };
-  int ret;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return -1;
-  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
-    goto out;
-  enum kist_status status = kist_state_status (&st);
-  if (status == KIST_STATUS_STOPPED)
-    {
-      /* As runc: --all signals whatever is left in the scope (usually
-       * nothing) and succeeds.  Unlike runc 1.1 ("container not running"),
-       * SIGKILL succeeds too: containerd sends `kill ID 9` at teardown also
-       * to stopped containers and expects success; the init is gone, which
-       * is what SIGKILL asks for.  Other signals fail, as with runc. */
-      if (all && st.cgroup_path && access (st.cgroup_path, F_OK) == 0)
-        ret = signal_cgroup (st.cgroup_path, sig, err);
-      else if (all || sig == SIGKILL)
-        ret = 0;
-      else
-        ret = kist_error_make (err, ESRCH,
-                               "container `%s` is not running (it is stopped): signal %d was not "
-                               "sent (only SIGKILL or --all succeed on a stopped container); "
-                               "remove it with `kist delete %s`",
-                               id, sig, id);
-      goto out;
-    }
-  if (all && st.cgroup_path)
-    ret = signal_cgroup (st.cgroup_path, sig, err);
-  else if (all)
-    ret = kill_all_in_pidns (st.pid, sig, err);
-  else if (kill (st.pid, sig) < 0)
-    ret = kist_error_make (err, errno, "kill container `%s` (pid %d) with signal %d", id, (int) st.pid,
-                           sig);
-  else
-    ret = 0;
-out:
-  kist_state_clear (&st);
-  return ret;
-}
-
-/* Wait until pid is gone (or a zombie someone else must reap). */
-static int
-wait_gone (const struct kist_state *st, struct kist_error **err)
-{
-  int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
-  if (pfd >= 0)
-    {
-      struct pollfd p = { .fd = pfd, .events = POLLIN };
-      int n;
-      do
-        n = poll (&p, 1, 10000);
-      while (n < 0 && errno == EINTR);
-      close (pfd);
-      if (n == 0)
-        return kist_error_make (err, ETIMEDOUT, "pid %d did not exit within 10 s after SIGKILL",
-                                (int) st->pid);
-      return 0;
-    }
-  for (int i = 0; i < 1000 && kist_state_status (st) != KIST_STATUS_STOPPED; i++)
-    usleep (10000);
-  if (kist_state_status (st) != KIST_STATUS_STOPPED)
-    return kist_error_make (err, ETIMEDOUT, "pid %d did not exit after SIGKILL", (int) st->pid);
-  return 0;
-}
-
-int
-kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err)
-{
-  _cleanup_close_ int dirfd = -1;
-  _cleanup_hooks_ struct kist_hooks *hooks = NULL;
-  struct kist_state st = { 0 };
-  int ret;
-  if (kist_id_validate (id, err) < 0)
-    return -1;
-  if (kist_state_open (rootfd, id, &dirfd, err) < 0)
-    {
-      if (force && *err && (*err)->errnum == ENOENT)
-        {
-          /* A create killed before its state dir appeared leaves only an
-           * unlocked temporary dir (no resource): remove that too. */
-          _cleanup_strv_ char **tmp = NULL;
-          kist_error_freep (err);
-          kist_state_sweep_temp (rootfd, id, false, &tmp, NULL);
-          return 0;
-        }
-      return -1;
-    }
-  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
-    {
-      if (!force)
-        {
-          kist_error_wrap (err, "container `%s` has no readable state (a create interrupted by "
-                                "an older kist?): remove it with `kist delete --force %s`",
-                           id, id);
-          goto out;
-        }
-      /* A state dir without a readable state.json (a crash mid-create): remove it. */
-      kist_error_freep (err);
-      st.pid = 0;
-    }
-  if (st.creating)
-    {
-      /* An interrupted create (we hold the lock its kist held: it is gone).
-       * Its init never ran the container's code: kill it (only if its start
-       * time matches), then remove the scope it recorded (if made at all) and
-       * the state dir.  Nothing else in the scope is killed: the record names
-       * the scope before kist makes it, so a scope that holds other
-       * processes may not be this create's.  (An init cloned into the scope
-       * before its pid was recorded exits by itself: its parent is gone.) */
-      if (kist_state_init_alive (&st))
-        {
-          if (kill (st.pid, SIGKILL) < 0 && errno != ESRCH)
-            {
-              ret = kist_error_make (err, errno, "kill the init (pid %d) of the interrupted "
-                                                 "create of container `%s`",
-                                     (int) st.pid, id);
-              goto out;
-            }
-          if ((ret = wait_gone (&st, err)) < 0)
-            goto out;
-        }
-      if (st.cgroup_path && (ret = kist_cgroup_remove (st.cgroup_path, st.cgroup_created, err)) < 0)
-        {
-          kist_error_wrap (err, "the interrupted create of container `%s` recorded the cgroup "
-                                "`%s`, which still holds processes that are not its init (not "
-                                "made by it?); kist does not kill them: check and remove that "
-                                "cgroup, then run `kist delete --force %s` again",
-                           id, st.cgroup_path, id);
-          goto out;
-        }
-      ret = kist_state_remove (rootfd, id, err);
-      goto out;
-    }
-  hooks = kist_hooks_load (dirfd, id); /* poststop, stored by create */
-  enum kist_status status = st.pid > 0 ? kist_state_status (&st) : KIST_STATUS_STOPPED;
-  if (status != KIST_STATUS_STOPPED)
-    {
-      /* A created container (never started) goes without --force, as runc:
-       * decided here, under the lock, so that a start cannot slip between. */
-      if (!force && status != KIST_STATUS_CREATED)
-        {
-          ret = kist_error_make (err, EBUSY,
-                                 "container `%s` is %s; stop it first or use `kist delete --force`",
-                                 id, kist_status_name (status));
-          goto out;
-        }
-      /* (A delete killed after removing the scope leaves no scope to signal.) */
-      struct stat sb;
-      bool scope = st.cgroup_path && lstat (st.cgroup_path, &sb) == 0;
-      if ((ret = scope ? signal_cgroup (st.cgroup_path, SIGKILL, err)
-                       : kill_all_in_pidns (st.pid, SIGKILL, err))
-          < 0)
-        {
-          /* It exited in between: nothing left to kill. */
-          if ((*err)->errnum != ESRCH)
-            goto out;
-          kist_error_freep (err);
-        }
-      if ((ret = wait_gone (&st, err)) < 0)
-        goto out;
-    }
-  /* The scope must be empty (processes outside a pid namespace can outlive
-   * the init: --force killed them above) and is verified gone. */
-  if (st.cgroup_path)
-    {
-      struct stat sb;
-      if (force && lstat (st.cgroup_path, &sb) == 0
-          && (ret = signal_cgroup (st.cgroup_path, SIGKILL, err)) < 0)
-        goto out;
-      if ((ret = kist_cgroup_remove (st.cgroup_path, st.cgroup_created, err)) < 0)
-        goto out;
-    }
-  /* Remove while holding the lock: a concurrent command waiting for it then
-   * finds the directory gone (st_nlink 0) instead of a half-removed one. */
-  ret = kist_state_remove (rootfd, id, err);
-  if (ret == 0)
-    kist_hooks_poststop (hooks, &st); /* the container is gone; delete has not returned */
-out:
-  kist_state_clear (&st);
-  return ret;
-}
-
-int
-kist_parse_signal (const char *s)
-{
-  static const struct
-  {
-    const char *name;
-    int sig;
-  } sigs[] = {
-    { "HUP", SIGHUP },     { "INT", SIGINT },     { "QUIT", SIGQUIT },     { "ILL", SIGILL },
-    { "TRAP", SIGTRAP },   { "ABRT", SIGABRT },   { "IOT", SIGIOT },       { "BUS", SIGBUS },
-    { "FPE", SIGFPE },     { "KILL", SIGKILL },   { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },
-    { "USR2", SIGUSR2 },   { "PIPE", SIGPIPE },   { "ALRM", SIGALRM },     { "TERM", SIGTERM },
-    { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD }, { "CONT", SIGCONT },     { "STOP", SIGSTOP },
-    { "TSTP", SIGTSTP },   { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },     { "URG", SIGURG },
-    { "XCPU", SIGXCPU },   { "XFSZ", SIGXFSZ },   { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF },
-    { "WINCH", SIGWINCH }, { "IO", SIGIO },       { "POLL", SIGPOLL },     { "PWR", SIGPWR },
-    { "SYS", SIGSYS },
-  };
-  int n;
-  if (s == NULL || *s == '\0')
-    return -1;
-  if (kist_parse_int (s, &n) == 0)
-    return n >= 0 && n < NSIG ? n : -1; /* 0: the liveness probe (kill ID 0, as runc) */
-  if (strncasecmp (s, "SIG", 3) == 0)
-    s += 3;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (sigs); i++)
-    if (strcasecmp (s, sigs[i].name) == 0)
-      return sigs[i].sig;
-  if (strncasecmp (s, "RTMIN+", 6) == 0 && kist_parse_int (s + 6, &n) == 0 && SIGRTMIN + n <= SIGRTMAX)
-    return SIGRTMIN + n;
-  return -1;
-}
-
-/* ------------------------------------------------- waiting and signals */
-
-static volatile sig_atomic_t forward_pid;
-
-static void
-forward_signal (int sig)
-{
-  if (forward_pid > 0)
-    kill ((pid_t) forward_pid, sig);
-}
-
-void
-kist_forward_signals (pid_t pid)
-{
-  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
-  struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  forward_pid = pid;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (sigs); i++)
-    sigaction (sigs[i], &sa, NULL);
-}
-
-int
-kist_wait_status (pid_t pid, int timeout_ms, struct kist_error **err)
-{
-  int status = 0;
-  if (timeout_ms >= 0)
-    {
-      int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
-      if (pfd < 0)
-        return kist_error_make (err, errno, "pidfd_open(%d)", (int) pid);
-      struct pollfd p = { .fd = pfd, .events = POLLIN };
-      int n;
-      do
-        n = poll (&p, 1, timeout_ms);
-      while (n < 0 && errno == EINTR);
-      close (pfd);
-      if (n == 0)
-        return KIST_WAIT_TIMEOUT;
-    }
-  for (;;)
-    {
-      pid_t w = waitpid (pid, &status, 0);
-      if (w == pid)
-        break;
-      if (w < 0 && errno != EINTR)
-        return kist_error_make (err, errno, "wait for the container init (pid %d)", (int) pid);
-    }
-  if (WIFSIGNALED (status))
-    return 128 + WTERMSIG (status);
-  return WEXITSTATUS (status);
 }

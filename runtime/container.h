@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "layer.h"
+#include "lifecycle.h"
 #include "report.h"
 #include "spec.h"
 #include "state.h"
@@ -85,19 +86,8 @@ int kist_create (const struct kist_globals *g, const struct kist_create_opts *o,
 /* Write the report to the places the options name (state dir copy separately). */
 int kist_create_write_report (const struct kist_create_opts *o, const struct kist_report *r,
                               struct kist_error **err);
-int kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err);
-int kist_container_delete (int rootfd, const char *id, bool force, struct kist_error **err);
-/* Signal name or number -> number ("TERM", "SIGTERM", "15", "0": no signal,
- * the liveness probe); -1 if unknown. */
-int kist_parse_signal (const char *s);
-
-/* Forward HUP INT QUIT TERM USR1 USR2 WINCH CONT to pid (run, sandbox). */
-void kist_forward_signals (pid_t pid);
-/* Wait for our child pid: its exit status (128+N for signal N), or
- * KIST_WAIT_TIMEOUT when timeout_ms (>= 0) passed first (not reaped then),
- * or a negative value with *err. */
-#define KIST_WAIT_TIMEOUT 1000
-int kist_wait_status (pid_t pid, int timeout_ms, struct kist_error **err);
+/* kill, delete, pause, ps, update, events, gc, signals and waiting:
+ * lifecycle.h (lifecycle.c). */
 
 /* In a process about to execve: keep fds 3..3+preserve_fds-1 open across
  * exec, mark everything above close-on-exec. */

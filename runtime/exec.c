@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "exec.h"
 #include "log.h"
 #include "ns.h"
@@ -39,30 +40,11 @@
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
+#include "verify.h"
 
 /* helper -> parent: the host pid of the final process (decimal text).  A
  * private message type of this protocol (not in sync.h's enum). */
 #define KIST_EXEC_SYNC_PID KIST_SYNC_PID
-
-
-/* The process layers of the init (container.c init_layers), in the same
- * order, without those that set up the container itself. */
-static const kist_layer_fn exec_layers[] = {
-  kist_exec_cpu_affinity_initial, /* execCPUAffinity.initial for the setup (no entry) */
-  kist_terminal_apply,      /* terminal: a pty of the container's devpts (no /dev/console) */
-  kist_process_prepare,     /* cwd, environment, executable lookup */
-  kist_rlimits_apply,       /* rlimit.* */
-  kist_io_priority_apply,   /* io_priority */
-  kist_scheduler_apply,     /* scheduler */
-  kist_personality_apply,   /* personality */
-  kist_memory_policy_apply, /* memory_policy */
-  kist_seccomp_apply_early, /* seccomp without no_new_privileges (needs CAP_SYS_ADMIN) */
-  kist_user_apply,          /* user */
-  kist_caps_apply,          /* capabilities */
-  kist_nnp_apply,           /* no_new_privileges */
-  kist_seccomp_apply,       /* seccomp with a notify listener; else kist_process_exec */
-  kist_exec_cpu_affinity_apply, /* exec_cpu_affinity: final, right before the exec */
-};
 
 /* Join order: the user namespace first (it owns the others), the mount
  * namespace last (it changes what /proc means). */
@@ -298,14 +280,9 @@ final_process (struct exec_job *j, struct kist_report *r, size_t sent)
       kist_error_make (&err, errno, "open the container root after joining its mount namespace");
       child_fail (fd, err);
     }
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (exec_layers); i++)
-    {
-      int ret = exec_layers[i](ctx, r, &err);
-      if (kist_sync_send_layers (fd, r, sent, &sent) < 0)
-        _exit (KIST_EXIT_FAILURE);
-      if (ret < 0)
-        child_fail (fd, err);
-    }
+  /* Every SETUP layer of the registry (layer.c) that exec runs, in order. */
+  if (kist_layers_run (KIST_PHASE_SETUP, KIST_FOR_EXEC, ctx, r, &sent, &err) < 0)
+    child_fail (fd, err);
   /* Session, no host fd, the filter, READY, execve by fd. */
   if (kist_process_exec (ctx, r, &sent, &err) < 0)
     {
@@ -407,77 +384,6 @@ open_namespaces (struct exec_job *j, struct kist_error **err)
   return 0;
 }
 
-/* The helper, born in the container's cgroup scope when clone3 allows. */
-static pid_t
-clone_helper (int cgroup_fd, bool *into_cgroup)
-{
-  fflush (NULL);
-  *into_cgroup = false;
-  if (cgroup_fd >= 0)
-    {
-      struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
-                                 .cgroup = (uint64_t) cgroup_fd };
-      pid_t pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
-      if (pid >= 0)
-        {
-          *into_cgroup = true;
-          return pid;
-        }
-    }
-  return fork ();
-}
-
-/* /proc/PID/cgroup's "0::" path is the end of the scope's absolute path? */
-static bool
-in_scope (pid_t pid, const char *scope)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
-  _cleanup_free_ char *text = NULL;
-  _cleanup_error_ struct kist_error *e = NULL;
-  if (kist_read_file_at (AT_FDCWD, path, 1u << 20, &text, NULL, &e) < 0)
-    return false;
-  char *line = strstr (text, "0::");
-  if (line == NULL || (line != text && line[-1] != '\n'))
-    return false;
-  line += 3;
-  line[strcspn (line, "\n")] = '\0';
-  size_t ls = strlen (scope), ll = strlen (line);
-  return ll <= ls && strcmp (scope + ls - ll, line) == 0;
-}
-
-static int
-enter_cgroup (struct kist_report *r, const char *scope, int cgfd, pid_t pid, bool into,
-              struct kist_error **err)
-{
-  if (scope == NULL)
-    {
-      kist_report_skip (r, "cgroup", "the container has no cgroup scope");
-      return 0;
-    }
-  if (cgfd < 0)
-    return kist_report_failed (r, "cgroup", scope, ENOENT, err,
-                               "the container's cgroup scope `%s` cannot be opened", scope);
-  if (!into)
-    {
-      char buf[32];
-      int n = snprintf (buf, sizeof buf, "%d", (int) pid);
-      _cleanup_close_ int fd = openat (cgfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || write (fd, buf, (size_t) n) != n)
-        {
-          int e = errno;
-          return kist_report_failed (r, "cgroup", scope, e, err, "write %d to %s/cgroup.procs: %s",
-                                     (int) pid, scope, strerror (e));
-        }
-    }
-  if (!in_scope (pid, scope))
-    return kist_report_failed (r, "cgroup", scope, EPROTO, err,
-                               "/proc/%d/cgroup does not name the scope `%s`", (int) pid, scope);
-  kist_report_applied (r, "cgroup", scope, "joined the container's scope%s",
-                       into ? " (born in it: clone3 CLONE_INTO_CGROUP)" : " via cgroup.procs");
-  return 0;
-}
-
 static int
 write_reports (const struct kist_exec_opts *o, const struct kist_report *r, struct kist_error **err)
 {
@@ -500,9 +406,26 @@ reap (pid_t pid)
 /* Read the helper's and the process's messages until the exec (EOF after
  * READY: 0), an error or a death (< 0).  *gpid gets the final pid. */
 static int
-collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_error **err)
+collect_messages (struct exec_job *j, struct kist_report *r, pid_t *gpid,
+                  struct kist_error **err)
 {
-  bool ready = false;
+  /* READY: the process waits for our word before execve; it gets it once
+   * what it set was read from outside (verify.h).  The helper's PID may come
+   * after the process's READY. */
+  bool ready = false, confirmed = false;
+#define CONFIRM()                                                                                \
+  do                                                                                             \
+    {                                                                                            \
+      if (ready && !confirmed && *gpid > 0)                                                      \
+        {                                                                                        \
+          if (kist_verify_outside (&j->ctx, *gpid, r, err) < 0)                                  \
+            return -1;                                                                           \
+          confirmed = true;                                                                      \
+          if (kist_sync_send (j->ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)                        \
+            return kist_error_make (err, errno, "the exec'd process is gone before its exec");   \
+        }                                                                                        \
+    }                                                                                            \
+  while (0)
   for (;;)
     {
       char type = 0;
@@ -512,7 +435,7 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
       int ret = kist_sync_recv_fd (j->ctx.sync_fd, &type, &payload, &len, &passed);
       if (ret < 0)
         {
-          if (ready && *gpid > 0)
+          if (confirmed)
             return 0;
           return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
                                   "the exec helper of container `%s` died during setup without "
@@ -547,6 +470,7 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
                 reap (j->ctx.pid);
                 j->ctx.pid = 0;
               }
+            CONFIRM ();
             break;
           }
         case KIST_SYNC_PTY:
@@ -557,11 +481,24 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
           return kist_sync_decode_error (payload, len, err);
         case KIST_SYNC_READY:
           ready = true;
+          CONFIRM ();
           break;
         default:
           return kist_error_make (err, EPROTO, "unexpected message %d from the exec helper", type);
         }
     }
+#undef CONFIRM
+}
+
+/* ... and on failure, no entry stays pending in the report written. */
+static int
+collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_error **err)
+{
+  int ret = collect_messages (j, r, gpid, err);
+  if (ret < 0)
+    kist_verify_abandon (r, "not verified from outside: the exec'd process failed or ended "
+                            "before it was ready");
+  return ret;
 }
 
 
@@ -569,7 +506,8 @@ int
 kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *pid_out,
            struct kist_error **err)
 {
-  _cleanup_close_ int rootfd = -1, dirfd = -1, bundle_fd = -1, cgfd = -1, sync_child = -1;
+  _cleanup_close_ int rootfd = -1, dirfd = -1, bundle_fd = -1, sync_child = -1;
+  _cleanup_cgroup_ struct kist_cgroup *cg = NULL;
   _cleanup_close_ int sync_parent = -1;
   _cleanup_spec_ struct kist_spec *spec = NULL;
   _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
@@ -582,7 +520,7 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
 
   for (int t = 0; t < KIST_NS_COUNT; t++)
     j.nsfd[t] = -1;
-  j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
+  j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .root_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
                              .state_dirfd = -1, .bundle_fd = -1, .preserve_fds = o->preserve_fds,
                              .pid_file = o->pid_file, .detach = o->detach,
                              .console_socket = o->console_socket,
@@ -601,14 +539,8 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
     return -1;
   if (kist_state_read (dirfd, &st, err) < 0)
     goto out;
-  enum kist_status status = kist_state_status (&st);
-  if (status != KIST_STATUS_RUNNING)
-    {
-      kist_error_make (err, EINVAL, "cannot exec in container `%s`: it is %s, not running%s", o->id,
-                       kist_status_name (status),
-                       status == KIST_STATUS_CREATED ? " (start it first: `kist start`)" : "");
-      goto out;
-    }
+  if (kist_status_allows (kist_container_status (&st), KIST_OP_EXEC, o->id, err) < 0)
+    goto out;
   j.init_pid = st.pid;
 
   /* The container's config, with the process replaced. */
@@ -632,17 +564,20 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
   j.ctx.userns = spec->linux_ && spec->linux_->ns[KIST_NS_USER].present;
 
   r = kist_report_new (o->id, "exec", o->allow_degraded);
-  if (kist_terminal_prepare (&j.ctx, r, !o->detach && o->pty_master, err) < 0)
-    goto out;
-  if (kist_ns_host_inodes (&j.ctx, err) < 0)
-    goto out;
-  if (kist_seccomp_prepare (&j.ctx, rootfd, &seccomp, r, err) < 0)
+  /* PREPARE: the registry's parent layers for exec (layer.c). */
+  j.ctx.root_fd = rootfd;
+  j.ctx.cgroup_path = st.cgroup_path;
+  j.ctx.tty.relay = !o->detach && o->pty_master;
+  ret = kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_EXEC, &j.ctx, r, err);
+  seccomp = j.ctx.seccomp; /* owned here from now on, also on failure */
+  cg = j.ctx.cgroup;
+  if (ret < 0)
     goto fail;
-  j.ctx.seccomp = seccomp;
+  ret = -1;
+  if (kist_ns_host_inodes (&j.ctx, err) < 0)
+    goto fail;
   if (open_namespaces (&j, err) < 0)
     goto fail;
-  if (st.cgroup_path)
-    cgfd = open (st.cgroup_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
@@ -659,8 +594,7 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
       goto fail;
     }
 
-  bool into = false;
-  pid_t pid = clone_helper (cgfd, &into);
+  pid_t pid = kist_cgroup_clone (0, cg ? cg->dirfd : -1, &j.ctx.cgroup_born_in);
   if (pid < 0)
     {
       kist_error_make (err, errno, "fork the exec helper");
@@ -672,8 +606,9 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
       close (sync_parent);
       close (dirfd);
       close (rootfd);
-      if (cgfd >= 0)
-        close (cgfd);
+      if (cg)
+        close (steal_fd (&cg->dirfd));
+      j.ctx.root_fd = -1;
       j.ctx.sync_fd = sync_child;
       exec_helper (&j);
     }
@@ -688,7 +623,8 @@ kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *
         j.nsfd[t] = -1;
       }
 
-  if (enter_cgroup (r, st.cgroup_path, cgfd, pid, into, err) < 0)
+  /* ENTER: the registry's parent layers while the helper waits for GO. */
+  if (kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_EXEC, &j.ctx, r, err) < 0)
     goto fail;
   if (kist_sync_send (sync_parent, KIST_SYNC_GO, NULL, 0) < 0)
     {

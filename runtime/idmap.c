@@ -26,7 +26,6 @@
 
 #include "caps.h"
 #include "layer.h"
-#include "sandbox.h"
 #include "spec.h"
 #include "util.h"
 
@@ -386,8 +385,8 @@ kist_idmap_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error
       kist_report_skip (r, "idmap.gid", "joined by path: its maps are left as they are");
       return 0;
     }
-  /* kist sandbox says why it chose the maps it did. */
-  const char *extra = kist_spec_annotation (ctx->spec, KIST_SANDBOX_IDMAP_ANNOTATION);
+  /* The caller may say why it chose the maps (kist sandbox does). */
+  const char *extra = kist_spec_annotation (ctx->spec, KIST_IDMAP_NOTE_ANNOTATION);
 
   char procpath[32];
   snprintf (procpath, sizeof procpath, "/proc/%d", (int) ctx->pid);

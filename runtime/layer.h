@@ -13,8 +13,10 @@
 #include "report.h"
 #include "spec.h"
 
+struct kist_cgroup;
 struct kist_globals;
 struct kist_seccomp;
+struct kist_verify_cache;
 
 /* Everything one container operation works on.  Built by the command, used by
  * the parent side and (after clone, in its own copy) by the container init. */
@@ -36,8 +38,6 @@ struct kist_ctx
   bool die_with_parent;          /* kist sandbox: keep PR_SET_PDEATHSIG through exec */
   bool exact_env;                /* kist sandbox: the environment is exactly process.env
                                     (no HOME added from /etc/passwd) */
-  bool start_ack;                /* init: the start client prints the report at READY and
-                                    acknowledges it; wait for that before execve */
   const char *pid_file;          /* --pid-file */
   bool detach;
   /* process.terminal (terminal.c): the child keeps the slave until the
@@ -49,6 +49,8 @@ struct kist_ctx
     int master;                  /* parent: the master the child sent, -1 if none */
     bool sent;                   /* parent: it went to --console-socket */
     bool console;                /* bind /dev/console from the pty (the init, not exec) */
+    bool relay;                  /* parent: kist relays the terminal (run/exec in the
+                                    foreground), without --console-socket */
     dev_t host_dev;              /* the host's devpts device, 0 if unknown */
   } tty;
 
@@ -67,8 +69,30 @@ struct kist_ctx
   int start_fd;                  /* listening socket the init accepts `start` on */
   pid_t pid;                     /* parent side: the init's host pid */
   int state_dirfd;               /* parent side: ROOT/ID */
+  int root_fd;                   /* parent side: the state root (ROOT), for the seccomp cache */
+  struct kist_cgroup *cgroup;    /* parent side: the scope (cgroup.h), NULL: none */
+  bool cgroup_born_in;           /* parent side: clone3 put the child in it (CLONE_INTO_CGROUP) */
+  const char *cgroup_path;       /* exec: the container's scope (state.json), NULL: none */
   struct kist_seccomp *seccomp;  /* prepared in the parent before clone (seccomp.h), NULL: none */
+  /* Child: what the read-backs inside need from the container's proc,
+   * opened before any seccomp filter and the privilege drop, so that they
+   * never need an open the filter may deny (seccomp.h kist_inside_status):
+   * /proc/self/status (fd >= 0, else errnum) and /proc/self/setgroups. */
+  struct
+  {
+    bool tried;
+    int fd;
+    int errnum;
+    int setgroups;               /* 1: "allow", 2: "deny", 0: unknown */
+  } inside_status;
+  /* Parent: what kist_verify_outside read of the waiting process, once
+   * (verify.c); NULL outside it. */
+  struct kist_verify_cache *verify_cache;
 };
+
+/* An annotation in which the caller explains the id maps it chose (kist
+ * sandbox); the idmap layer adds it to its entries' detail. */
+#define KIST_IDMAP_NOTE_ANNOTATION "run.kist.sandbox.idmap"
 
 /* A layer's entry point: apply it and record its report entries (design.md
  * section 2); a negative value with *err when it could not be applied. */
@@ -139,5 +163,69 @@ int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
 int kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* seccomp.c (kist_process_exec, right before execve): the filter, if not loaded yet. */
 int kist_seccomp_apply_last (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+
+/* ---- The registry (layer.c): every layer of every operation, in order. */
+
+/* When a layer runs, in the order an operation goes through them. */
+enum kist_phase
+{
+  KIST_PHASE_PREPARE, /* parent, before clone: refuse, compile, make the scope */
+  KIST_PHASE_ENTER,   /* parent, after clone, the child waiting: scope join, id maps */
+  KIST_PHASE_SETUP,   /* in the container: the init (create) or the process (exec) */
+  KIST_PHASE_START,   /* in the container, last: the init after `start`, the exec'd
+                         process after its setup; ends in execve */
+  KIST_PHASE_AFTER,   /* kist, once the process runs or ended */
+  KIST_PHASE_COUNT
+};
+
+/* Which operations run a row (a mask). */
+#define KIST_FOR_CREATE 1u  /* create, run (the container init) */
+#define KIST_FOR_EXEC 2u    /* exec (a process joining a running container) */
+#define KIST_FOR_SANDBOX 4u /* kist sandbox only (it creates through create, too) */
+
+/* A report entry a row records: its name ("rlimit.*" is the family of every
+ * "rlimit.NAME") and its group. */
+struct kist_entry_def
+{
+  const char *name;
+  enum kist_group group;
+};
+
+struct kist_layer_def
+{
+  enum kist_phase phase;
+  unsigned ops;                        /* KIST_FOR_* */
+  kist_layer_fn apply;                 /* NULL: recorded by `by`, outside the loops */
+  const char *by;                      /* who records it when apply is NULL */
+  const struct kist_entry_def *entries; /* NULL-terminated; NULL: records none */
+  const char *order;                   /* why it stands where it stands, or NULL */
+};
+
+extern const struct kist_layer_def kist_layers[];
+extern const size_t kist_n_layers;
+
+/* The rows of PHASE that OP runs, in order: start with prev = NULL. */
+const struct kist_layer_def *kist_layer_next (const struct kist_layer_def *prev,
+                                              enum kist_phase phase, unsigned op);
+
+/* In the container (SETUP): every row of PHASE for OP, each entry sent to the
+ * parent over ctx->sync_fd as soon as it is recorded (from *sent on).  A
+ * negative value with *err when a layer failed (the caller sends the error);
+ * the process exits when the parent is gone. */
+int kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
+                     struct kist_report *r, size_t *sent, struct kist_error **err);
+
+/* In the parent (PREPARE, ENTER): every row of PHASE for OP, in order; stops
+ * at the first that fails. */
+int kist_layers_run_parent (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
+                            struct kist_report *r, struct kist_error **err);
+
+/* Is NAME a report entry of the registry (exactly, or in a family)? */
+bool kist_layer_known (const char *name);
+
+/* Every entry name of the registry, once each, in table order ("rlimit.*" for
+ * a family); the group of each. */
+void kist_layer_vocabulary (void (*fn) (const char *name, enum kist_group group, void *arg),
+                            void *arg);
 
 #endif

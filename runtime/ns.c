@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "layer.h"
 #include "ns.h"
 #include "util.h"
@@ -146,8 +147,12 @@ verify_one (struct kist_ctx *ctx, enum kist_ns_type t, struct kist_report *r, st
   if (t == KIST_NS_PID && getpid () != 1)
     return kist_report_failed (r, layer, NULL, EINVAL, err,
                                "new pid namespace, but the init is pid %d, not 1", (int) getpid ());
-  kist_report_applied (r, layer, NULL, "new; inode %lu (host %lu)", (unsigned long) st.st_ino,
-                       (unsigned long) ctx->host_ns_ino[t]);
+  /* A new cgroup namespace is rooted where the init was when it was made:
+   * its scope, or (no scope: rootless without delegation) kist's own
+   * cgroup, perhaps the cgroup2 root.  Say which, as the init sees it. */
+  _cleanup_free_ char *root = t == KIST_NS_CGROUP ? kist_cgroup_ns_root_note () : NULL;
+  kist_report_applied (r, layer, NULL, "new; inode %lu (host %lu)%s%s", (unsigned long) st.st_ino,
+                       (unsigned long) ctx->host_ns_ino[t], root ? "; " : "", root ? root : "");
   return 0;
 }
 

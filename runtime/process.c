@@ -5,6 +5,7 @@
  * All of it runs in the container init after pivot_root, so "/" is the
  * container root and /proc is the container's proc. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/uio.h>
 
 #include "layer.h"
 #include "procfs.h"
@@ -77,6 +80,7 @@ kist_oom_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
     return kist_report_failed (r, layer, requested, EPROTO, err,
                                "/proc/self/oom_score_adj reads back `%s`", after);
   kist_report_applied (r, layer, requested, "/proc/self/oom_score_adj reads back %d", got);
+  kist_report_expect (r, layer, "adj=%d", got); /* and /proc/PID/oom_score_adj from outside */
   return 0;
 }
 
@@ -413,14 +417,10 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
     }
 
   /* setgroups is refused for good in a user namespace whose parent wrote
-   * "deny" (an unprivileged kist). */
-  bool denied = false;
-  {
-    _cleanup_error_ struct kist_error *e = NULL;
-    _cleanup_free_ char *sg = NULL;
-    if (kist_proc_read (ctx, "/proc/self/setgroups", 0, &sg, &e) == 0)
-      denied = strcmp (kist_rstrip (sg), "deny") == 0;
-  }
+   * "deny" (an unprivileged kist).  Read before any filter was loaded
+   * (kist_inside_status_open), never under it. */
+  kist_inside_status_open (ctx);
+  bool denied = ctx->inside_status.setgroups == 2;
   bool groups_set = false;
   if (denied && ngroups > 0)
     return kist_report_failed (r, layer, requested, EPERM, err,
@@ -466,7 +466,26 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
     }
   umask (mask);
 
-  /* Read everything back. */
+  /* Read back inside what the filter lets through (with noNewPrivileges
+   * false the container's filter is loaded already); the parent reads Uid,
+   * Gid, Groups and Umask of /proc/PID/status from outside in any case
+   * (verify.c kist_user_verify). */
+  _cleanup_free_ char *expect_groups = groups_set ? xstrdup (glist) : xstrdup ("unchanged");
+  if (!kist_inside_allows (ctx, SYS_getresuid, NULL) || !kist_inside_allows (ctx, SYS_getresgid, NULL)
+      || !kist_inside_allows (ctx, SYS_getgroups, NULL) || !kist_inside_allows (ctx, SYS_umask, NULL))
+    {
+      kist_report_applied (r, layer, requested,
+                           "uid=%u gid=%u groups=%s umask=%04o (set; not read back inside: the "
+                           "container's seccomp filter denies it)%s",
+                           (unsigned) u->uid, (unsigned) u->gid, groups_set ? glist : "unchanged",
+                           (unsigned) mask,
+                           groups_set ? ""
+                                      : "; setgroups is denied in this user namespace, so the "
+                                        "supplementary groups are the ones kist had");
+      kist_report_expect (r, layer, "uid=%u gid=%u groups=%s umask=%04o", (unsigned) u->uid,
+                          (unsigned) u->gid, expect_groups, (unsigned) mask);
+      return 0;
+    }
   uid_t ru, eu, su;
   gid_t rg, eg, sg;
   if (getresuid (&ru, &eu, &su) < 0 || getresgid (&rg, &eg, &sg) < 0)
@@ -513,6 +532,8 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
                                   : "; setgroups is denied in this user namespace, so the "
                                     "supplementary groups are the ones kist had (unmapped ones "
                                     "show as the overflow gid)");
+  kist_report_expect (r, layer, "uid=%u gid=%u groups=%s umask=%04o", (unsigned) u->uid,
+                      (unsigned) u->gid, expect_groups, (unsigned) mask);
   return 0;
 }
 
@@ -533,27 +554,37 @@ kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
       return kist_report_failed (r, layer, "", e, err, "prctl (PR_SET_NO_NEW_PRIVS, 1): %s",
                                  strerror (e));
     }
-  int v = prctl (PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+  /* Read back inside as far as the filter lets it (with a notify listener
+   * or noNewPrivileges false, kist's filter can be loaded already); the
+   * parent reads NoNewPrivs of /proc/PID/status from outside in any case. */
+  const uint64_t get_arg[6] = { PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0, 0 };
+  bool by_prctl = kist_inside_allows (ctx, SYS_prctl, get_arg);
+  int v = by_prctl ? prctl (PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) : 1;
   if (v != 1)
     return kist_report_failed (r, layer, "", v < 0 ? errno : EPROTO, err,
                                "PR_GET_NO_NEW_PRIVS reads back %d", v);
-  _cleanup_error_ struct kist_error *e = NULL;
-  _cleanup_free_ char *status = NULL;
-  if (kist_proc_read (ctx, "/proc/self/status", 0, &status, &e) < 0)
+  char buf[16384];
+  int why = 0;
+  const char *status = kist_inside_status (ctx, buf, sizeof buf, &why);
+  if (status == NULL)
     {
-      if (e->errnum == ENOENT || e->errnum == EXDEV)
-        {
-          /* No procfs at /proc in the container: the prctl read-back stands. */
-          kist_report_applied (r, layer, "", "PR_GET_NO_NEW_PRIVS 1 (no procfs at /proc)");
-          return 0;
-        }
-      return kist_report_failed (r, layer, "", e->errnum, err, "reading back: %s", e->msg);
+      /* No procfs at /proc in the container (or the filter denies reading
+       * it): the prctl read-back stands. */
+      if (by_prctl)
+        kist_report_applied (r, layer, "", "PR_GET_NO_NEW_PRIVS 1 (%s)", kist_inside_why (why));
+      else
+        kist_report_applied (r, layer, "", "set; not read back inside (%s)",
+                             kist_inside_why (why));
+      kist_report_expect (r, layer, "nnp=1");
+      return 0;
     }
   _cleanup_free_ char *line = kist_proc_status_field (status, "NoNewPrivs");
   if (line == NULL || strcmp (line, "1") != 0)
     return kist_report_failed (r, layer, "", EPROTO, err, "/proc/self/status says NoNewPrivs: %s",
                                line ? line : "(missing)");
-  kist_report_applied (r, layer, "", "PR_GET_NO_NEW_PRIVS 1; /proc/self/status NoNewPrivs: 1");
+  kist_report_applied (r, layer, "", "%s/proc/self/status NoNewPrivs: 1",
+                       by_prctl ? "PR_GET_NO_NEW_PRIVS 1; " : "");
+  kist_report_expect (r, layer, "nnp=1");
   return 0;
 }
 
@@ -574,25 +605,43 @@ apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
       int e = errno;
       return kist_report_failed (r, layer, "new", e, err, "setsid: %s", strerror (e));
     }
-  pid_t got = getsid (0);
-  if (got != getpid ())
-    return kist_report_failed (r, layer, "new", EPROTO, err,
-                               "after setsid, getsid(0) is %d, not the process (%d)", (int) got,
-                               (int) getpid ());
+  /* getsid read back where the filter lets it through (with
+   * noNewPrivileges false the container's filter is loaded already); the
+   * parent reads NSsid of /proc/PID/status and tty_nr of /proc/PID/stat from
+   * outside in any case (verify.c kist_session_verify). */
+  bool inside = kist_inside_allows (ctx, SYS_getsid, NULL) && kist_inside_allows (ctx, SYS_getpid, NULL);
+  if (inside)
+    {
+      pid_t got = getsid (0);
+      if (got != getpid ())
+        return kist_report_failed (r, layer, "new", EPROTO, err,
+                                   "after setsid, getsid(0) is %d, not the process (%d)",
+                                   (int) got, (int) getpid ());
+    }
+  const char *how = inside ? "getsid read back" : "not read back inside: the container's "
+                                                  "seccomp filter denies getsid";
   _cleanup_error_ struct kist_error *e = NULL;
   int pty = kist_terminal_attach (ctx, &e);
   if (pty < -1)
     return kist_report_failed (r, layer, "new", e->errnum, err, "%s", e->msg);
   if (pty >= 0)
     kist_report_applied (r, layer, "new",
-                         "setsid: leader of a new session (getsid read back); controlling "
-                         "terminal /dev/pts/%d of the container, also stdin, stdout and stderr "
+                         "setsid: leader of a new session (%s); controlling terminal "
+                         "/dev/pts/%d of the container, also stdin, stdout and stderr "
                          "(TIOCSCTTY, tcgetsid read back)",
-                         pty);
+                         how, pty);
   else
     kist_report_applied (r, layer, "new",
-                         "setsid: leader of a new session, no controlling terminal (getsid read "
-                         "back)");
+                         "setsid: leader of a new session, no controlling terminal (%s)", how);
+  /* tty_nr as /proc/PID/stat shows it: the pty slave is (136, N), encoded
+   * as the kernel's new_encode_dev; 0 without a controlling terminal. */
+  unsigned long tty_nr = 0;
+  if (pty >= 0)
+    {
+      unsigned long maj = 136, min = (unsigned long) pty;
+      tty_nr = (min & 0xff) | (maj << 8) | ((min & ~0xfful) << 12);
+    }
+  kist_report_expect (r, layer, "sid=self tty_nr=%lu", tty_nr);
   return 0;
 }
 
@@ -637,6 +686,103 @@ kist_close_fds_except (int preserve_fds, const int *keep, size_t n_keep, struct 
   return 0;
 }
 
+/* How the process waits for the parent's word after READY: the first of
+ * these syscalls the filter (loaded or to be loaded) lets through on the
+ * sync socket, or -1 when it denies them all. */
+static const int wait_syscalls[] = { SYS_recvfrom, SYS_recvmsg, SYS_read, SYS_ppoll, SYS_poll };
+
+static int
+pick_wait (const struct kist_seccomp *sc, int fd)
+{
+  const uint64_t a[6] = { (uint64_t) fd, 0, 0, 0, 0, 0 };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (wait_syscalls); i++)
+    if (sc == NULL || sc->insns == NULL
+        || kist_seccomp_lets_through (sc->insns, sc->n_insns, wait_syscalls[i], a))
+      return (int) i;
+  return -1;
+}
+
+/* 0 when the parent's GO came; -ECONNRESET when the parent closed without
+ * it (it ended, or found the report wrong), another -errno on failure.  Raw
+ * syscalls into the stack: exactly the syscall pick_wait checked, no
+ * allocation under the filter. */
+static int
+wait_parent (int how, int fd)
+{
+  char buf[16];
+  for (;;)
+    {
+      long n;
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+      struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+      switch (wait_syscalls[how])
+        {
+        case SYS_recvfrom:
+          n = syscall (SYS_recvfrom, fd, buf, sizeof buf, 0, NULL, NULL);
+          break;
+        case SYS_recvmsg:
+          n = syscall (SYS_recvmsg, fd, &msg, 0);
+          break;
+        case SYS_read:
+          n = syscall (SYS_read, fd, buf, sizeof buf);
+          break;
+        case SYS_ppoll:
+          n = syscall (SYS_ppoll, &p, 1, NULL, NULL, (size_t) 8);
+          break;
+        default:
+          n = syscall (SYS_poll, &p, 1, -1);
+          break;
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -errno;
+      if (wait_syscalls[how] == SYS_ppoll || wait_syscalls[how] == SYS_poll)
+        /* The parent sends nothing but GO after READY. */
+        return (p.revents & POLLIN) ? 0 : -ECONNRESET;
+      if (n == 0)
+        return -ECONNRESET;
+      return buf[0] == KIST_SYNC_GO && n == 1 ? 0 : -EPROTO;
+    }
+}
+
+/* The sweep read back inside, where the container's /proc and the filter
+ * (one loaded early) let /proc/self/fd be listed: 1 when nothing above upto
+ * is open without close-on-exec, 0 when it cannot be listed, -1 (fd in
+ * *leak) when one is.  The parent also verifies from outside (verify.c);
+ * a rootless kist cannot list a non-dumpable child's fds, then this is what
+ * stands. */
+static int
+fds_read_back (int upto, long *leak)
+{
+  int dfd = open ("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
+  if (d == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return 0;
+    }
+  int ret = 1, self = dirfd (d);
+  for (struct dirent *de; ret == 1 && (de = readdir (d));)
+    {
+      if (de->d_name[0] == '.')
+        continue;
+      long fd = strtol (de->d_name, NULL, 10);
+      if (fd <= upto || fd == self)
+        continue;
+      int fl = fcntl ((int) fd, F_GETFD);
+      if (fl >= 0 && !(fl & FD_CLOEXEC))
+        {
+          *leak = fd;
+          ret = -1;
+        }
+    }
+  closedir (d);
+  return ret;
+}
+
 int
 kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
                    struct kist_error **err)
@@ -645,8 +791,22 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
   if (apply_session (ctx, r, err) < 0)
     return -1;
   /* A sandbox's init dies with its kist; the user switch cleared it. */
-  if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
-    return kist_error_make (err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
+  if (ctx->die_with_parent)
+    {
+      int sig = 0;
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || prctl (PR_GET_PDEATHSIG, &sig) < 0)
+        return kist_report_failed (r, "parent_death_signal", "SIGKILL", errno, err,
+                                   "prctl(PR_SET_PDEATHSIG, SIGKILL): %s", strerror (errno));
+      if (sig != SIGKILL)
+        return kist_report_failed (r, "parent_death_signal", "SIGKILL", EPROTO, err,
+                                   "PR_GET_PDEATHSIG reads back %d, not SIGKILL", sig);
+      kist_report_applied (r, "parent_death_signal", "SIGKILL",
+                           "the process is killed when the kist that started it exits "
+                           "(PR_GET_PDEATHSIG reads back SIGKILL)");
+    }
+  else
+    kist_report_skip (r, "parent_death_signal",
+                      "none: the process outlives the kist command that started it");
   if (ctx->rootfs_fd >= 0)
     {
       close (ctx->rootfs_fd);
@@ -654,8 +814,30 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
     }
   const int keep[] = { fd, ctx->exec_fd };
   if (kist_close_fds_except (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), err) < 0)
-    return -1;
+    return kist_report_failed (r, "fds", "", (*err)->errnum, err, "%s", (*err)->msg);
+  {
+    /* Verified from outside at READY (verify.c): nothing above `upto` open
+     * without close-on-exec. */
+    int upto = 2 + (ctx->preserve_fds > 0 ? ctx->preserve_fds : 0);
+    _cleanup_free_ char *req
+        = ctx->preserve_fds > 0 ? xasprintf ("--preserve-fds %d", ctx->preserve_fds) : NULL;
+    long leak = -1;
+    int inside = fds_read_back (upto, &leak);
+    if (inside < 0)
+      return kist_report_failed (r, "fds", req ? req : "", EPROTO, err,
+                                 "fd %ld is still open without close-on-exec after the sweep "
+                                 "(/proc/self/fd)",
+                                 leak);
+    kist_report_applied (r, "fds", req ? req : "",
+                         "fds 0-%d passed on; every other fd kist held or inherited closed, "
+                         "kist's own (the sync socket, the executable) close at the execve%s",
+                         upto, inside ? "; read back inside (/proc/self/fd)" : "");
+    kist_report_expect (r, "fds", "upto=%d inside=%s", upto, inside ? "ok" : "no");
+  }
   ctx->bundle_fd = ctx->state_dirfd = ctx->start_fd = -1;
+  /* Closed with the rest: a filter loaded last opens it again, before it. */
+  ctx->inside_status.tried = false;
+  ctx->inside_status.fd = -1;
 
   /* Which execve the filter lets through, asked before it is loaded: a
    * filter that kills on execveat must not end the init after READY. */
@@ -677,6 +859,20 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
           return -1;
         }
     }
+  /* After READY the process waits for the parent's word: the parent reads
+   * its /proc/PID files first (verify.c), so that the report is final before
+   * the program runs.  The wait must pass the filter too. */
+  int how = pick_wait (sc, fd);
+  if (how < 0)
+    {
+      kist_error_make (err, EPERM,
+                       "exec `%s` in container `%s`: the seccomp profile (%s) denies every "
+                       "syscall kist could wait with after loading it (recvfrom, recvmsg, read, "
+                       "ppoll, poll) until its parent verified the report from outside; allow "
+                       "one of them",
+                       ctx->exec_path, ctx->id, sc && sc->requested ? sc->requested : "");
+      return -1;
+    }
 
   /* The filter is the last thing loaded: after it, only the READY packet,
    * the execve and, if that fails, the error packet. */
@@ -685,19 +881,15 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
     return ret < 0 ? -1 : kist_error_make (err, EPIPE, "send the report entries before execve");
   if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
     return kist_error_make (err, EPIPE, "send READY before execve");
-  /* The start client prints the report now: wait for it, where the filter
-   * lets the recv through (else go on: only the order of output suffers). */
-  if (ctx->start_ack
-      && (sc == NULL || sc->insns == NULL
-          || kist_seccomp_lets_through (sc->insns, sc->n_insns, SYS_recvfrom, NULL)))
-    {
-      /* recv into the stack: no allocation under the filter. */
-      char ack[8];
-      ssize_t n;
-      do
-        n = recv (fd, ack, sizeof ack, 0);
-      while (n < 0 && errno == EINTR);
-    }
+  /* The parent verifies what it can see from outside (and the start client
+   * prints the report) now: the program runs only on its word. */
+  int w = wait_parent (how, fd);
+  if (w < 0)
+    return kist_error_make (err, w == -ECONNRESET ? 0 : -w,
+                            "exec `%s` in container `%s`: the parent did not confirm the "
+                            "report (it ended, or could not verify it from outside): not "
+                            "executed",
+                            ctx->exec_path, ctx->id);
 
   char *const *argv = ctx->spec->process->args;
   int e = ENOENT;

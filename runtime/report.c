@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "layer.h"
 #include "log.h"
 #include "report.h"
+#include "report_int.h"
 #include "util.h"
 
 #ifndef KIST_VERSION
@@ -44,6 +46,7 @@ kist_layer_clear (struct kist_layer *l)
   free (l->requested);
   free (l->reason);
   free (l->detail);
+  free (l->expect);
   memset (l, 0, sizeof *l);
 }
 
@@ -59,35 +62,6 @@ kist_report_free (struct kist_report *r)
   free (r->operation);
   free (r->allow_degraded);
   free (r);
-}
-
-/* Does NAME equal WORD, or start with "WORD."? */
-static bool
-name_in_family (const char *name, const char *word)
-{
-  size_t wl = strlen (word);
-  return strncmp (name, word, wl) == 0 && (name[wl] == '\0' || name[wl] == '.');
-}
-
-enum kist_group
-kist_layer_group (const char *name)
-{
-  static const char *const confinement[]
-      = { "namespace",         "idmap",    "rootfs",      "mounts", "dev",      "masked_paths",
-          "readonly_paths",    "hostname", "domainname",  "sysctl", "network",  "capabilities",
-          "no_new_privileges", "seccomp",  "environment", "user",   "apparmor", "selinux",
-          "session" };
-  static const char *const limits[] = { "cgroup", "rlimit", "oom_score_adj" };
-
-  if (name == NULL)
-    return KIST_GROUP_OTHER;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (confinement); i++)
-    if (name_in_family (name, confinement[i]))
-      return KIST_GROUP_CONFINEMENT;
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (limits); i++)
-    if (name_in_family (name, limits[i]))
-      return KIST_GROUP_LIMITS;
-  return KIST_GROUP_OTHER;
 }
 
 /* One token of --allow-degraded against a layer name.  "all" matches
@@ -128,6 +102,28 @@ kist_report_may_degrade (const struct kist_report *r, const char *name)
       p = c + 1;
     }
   return false;
+}
+
+/* Every entry is one the registry declares (layer.c), and at most once per
+ * report: a name outside it, or twice, is a bug in kist, never a state a
+ * user could reach; it stops kist before a report could say it.  A report
+ * read back from JSON (an older kist's, say) is not checked. */
+static void
+check_vocabulary (const struct kist_report *r, const char *name)
+{
+  if (!kist_layer_known (name))
+    {
+      fprintf (stderr, "kist: internal error: report entry `%s` is not in the layer registry "
+                       "(runtime/layer.c)\n", name);
+      abort ();
+    }
+  for (size_t i = 0; i < r->n_layers; i++)
+    if (strcmp (r->layers[i].name, name) == 0)
+      {
+        fprintf (stderr, "kist: internal error: report entry `%s` recorded twice in one "
+                         "operation (%s)\n", name, r->operation ? r->operation : "?");
+        abort ();
+      }
 }
 
 static struct kist_layer *
@@ -177,6 +173,7 @@ kist_report_skip (struct kist_report *r, const char *name, const char *detail_fm
   if (r == NULL || name == NULL)
     return;
   va_list ap;
+  check_vocabulary (r, name);
   struct kist_layer *l = report_append (r);
   l->name = xstrdup (name);
   l->requested = NULL;
@@ -195,6 +192,7 @@ kist_report_applied (struct kist_report *r, const char *name, const char *reques
   if (r == NULL || name == NULL)
     return;
   va_list ap;
+  check_vocabulary (r, name);
   struct kist_layer *l = report_append (r);
   l->name = xstrdup (name);
   l->requested = xstrdup (requested ? requested : "");
@@ -234,6 +232,7 @@ kist_report_failed (struct kist_report *r, const char *name, const char *request
 
   if (r != NULL)
     {
+      check_vocabulary (r, name);
       struct kist_layer *l = report_append (r);
       l->name = xstrdup (name);
       l->requested = xstrdup (requested ? requested : "");
@@ -269,6 +268,7 @@ report_add (struct kist_report *r, const struct kist_layer *src)
   l->errnum = src->errnum;
   l->reason = xstrdup (src->reason);
   l->detail = xstrdup (src->detail);
+  l->expect = xstrdup (src->expect);
   note_exec (r, l->name);
   return l;
 }
@@ -276,9 +276,19 @@ report_add (struct kist_report *r, const struct kist_layer *src)
 void
 kist_report_add (struct kist_report *r, const struct kist_layer *src)
 {
+  if (r && src && src->name)
+    check_vocabulary (r, src->name);
   struct kist_layer *l = report_add (r, src);
-  if (l)
+  if (l && l->expect == NULL) /* a pending one: logged once verified */
     debug_hook (l);
+}
+
+void
+kist_report_add_unfinished (struct kist_report *r, const struct kist_layer *src)
+{
+  if (r && src && src->name)
+    check_vocabulary (r, src->name);
+  report_add (r, src);
 }
 
 const struct kist_layer *
@@ -291,184 +301,6 @@ kist_report_find (const struct kist_report *r, const char *name)
     if (strcmp (r->layers[i - 1].name, name) == 0)
       return &r->layers[i - 1];
   return NULL;
-}
-
-/* ---- child -> parent wire format --------------------------------------- */
-/* Six NUL-terminated fields, nothing after the last NUL:
- *   name                 1..KIST_LAYER_NAME_MAX printable ASCII bytes, no space
- *   requested            "0" (NULL) or "1" followed by the value
- *   applied              "0" or "1"
- *   errnum               decimal, 0..4095
- *   reason               "0" (NULL) or "1" followed by the text
- *   detail               "0" (NULL) or "1" followed by the text */
-
-#define KIST_LAYER_NAME_MAX 255
-
-static bool
-layer_name_ok (const char *s, size_t n)
-{
-  if (n == 0 || n > KIST_LAYER_NAME_MAX)
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char) s[i] <= 0x20 || (unsigned char) s[i] >= 0x7f)
-      return false;
-  return true;
-}
-
-static void
-put_field (char **p, const char *s, size_t n)
-{
-  memcpy (*p, s, n);
-  (*p)[n] = '\0';
-  *p += n + 1;
-}
-
-static void
-put_opt_field (char **p, const char *s)
-{
-  if (s == NULL)
-    put_field (p, "0", 1);
-  else
-    {
-      **p = '1';
-      (*p)++;
-      put_field (p, s, strlen (s));
-    }
-}
-
-int
-kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len)
-{
-  char num[16];
-  if (l == NULL || buf == NULL || len == NULL || l->name == NULL)
-    return -EINVAL;
-  size_t nl = strlen (l->name);
-  if (!layer_name_ok (l->name, nl))
-    return -EINVAL;
-  if (l->errnum < 0 || l->errnum > 4095)
-    return -EINVAL;
-  int numlen = snprintf (num, sizeof num, "%d", l->errnum);
-
-  size_t total = nl + 1;
-  total += 1 + (l->requested ? strlen (l->requested) : 0) + 1;
-  total += 2;
-  total += (size_t) numlen + 1;
-  total += 1 + (l->reason ? strlen (l->reason) : 0) + 1;
-  total += 1 + (l->detail ? strlen (l->detail) : 0) + 1;
-  if (total > KIST_LAYER_ENCODED_MAX)
-    return -EMSGSIZE;
-
-  char *out = xmalloc (total);
-  char *p = out;
-  put_field (&p, l->name, nl);
-  put_opt_field (&p, l->requested);
-  put_field (&p, l->applied ? "1" : "0", 1);
-  put_field (&p, num, (size_t) numlen);
-  put_opt_field (&p, l->reason);
-  put_opt_field (&p, l->detail);
-  if ((size_t) (p - out) != total)
-    abort ();
-  *buf = out;
-  *len = total;
-  return 0;
-}
-
-/* Take the next NUL-terminated field of [*p, end); NULL if there is none. */
-static const char *
-take_field (const char **p, const char *end, size_t *n)
-{
-  if (*p >= end)
-    return NULL;
-  const char *nul = memchr (*p, '\0', (size_t) (end - *p));
-  if (nul == NULL)
-    return NULL;
-  const char *f = *p;
-  *n = (size_t) (nul - f);
-  *p = nul + 1;
-  return f;
-}
-
-static int
-take_opt_field (const char **p, const char *end, char **out)
-{
-  size_t n;
-  const char *f = take_field (p, end, &n);
-  if (f == NULL || n == 0)
-    return -EINVAL;
-  if (f[0] == '0')
-    {
-      if (n != 1)
-        return -EINVAL;
-      *out = NULL;
-      return 0;
-    }
-  if (f[0] != '1')
-    return -EINVAL;
-  *out = strndup (f + 1, n - 1);
-  if (*out == NULL)
-    abort ();
-  return 0;
-}
-
-int
-kist_layer_decode (const char *buf, size_t len, struct kist_layer *out)
-{
-  struct kist_layer l = { 0 };
-  const char *p = buf, *end;
-  const char *f;
-  size_t n;
-  int ret = -EINVAL;
-
-  if (out == NULL)
-    return -EINVAL;
-  memset (out, 0, sizeof *out);
-  if (buf == NULL || len == 0)
-    return -EINVAL;
-  if (len > KIST_LAYER_ENCODED_MAX)
-    return -EMSGSIZE;
-  end = buf + len;
-
-  f = take_field (&p, end, &n);
-  if (f == NULL || !layer_name_ok (f, n))
-    goto fail;
-  l.name = strndup (f, n);
-  if (l.name == NULL)
-    abort ();
-
-  if (take_opt_field (&p, end, &l.requested) < 0)
-    goto fail;
-
-  f = take_field (&p, end, &n);
-  if (f == NULL || n != 1 || (f[0] != '0' && f[0] != '1'))
-    goto fail;
-  l.applied = f[0] == '1';
-
-  f = take_field (&p, end, &n);
-  if (f == NULL || n == 0 || n > 4)
-    goto fail;
-  l.errnum = 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      if (f[i] < '0' || f[i] > '9' || (n > 1 && i == 0 && f[i] == '0'))
-        goto fail;
-      l.errnum = l.errnum * 10 + (f[i] - '0');
-    }
-  if (l.errnum > 4095)
-    goto fail;
-
-  if (take_opt_field (&p, end, &l.reason) < 0)
-    goto fail;
-  if (take_opt_field (&p, end, &l.detail) < 0)
-    goto fail;
-  if (p != end)
-    goto fail;
-
-  *out = l;
-  return 0;
-
-fail:
-  kist_layer_clear (&l);
-  return ret;
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -743,163 +575,6 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
   return kist_json_gen_take (g);
 }
 
-/* ---- JSON -> text ------------------------------------------------------- */
-
-/* One entry of "layers" as stored; a member is NULL when absent. */
-struct layer_json
-{
-  yajl_val name, req, applied, detail, eno, reason;
-};
-
-static struct layer_json
-layer_json_get (yajl_val l)
-{
-  return (struct layer_json){
-    .name = kist_json_obj_get (l, "layer"),
-    .req = kist_json_obj_get (l, "requested"),
-    .applied = kist_json_obj_get (l, "applied"),
-    .detail = kist_json_obj_get (l, "detail"),
-    .eno = kist_json_obj_get (l, "errno"),
-    .reason = kist_json_obj_get (l, "reason"),
-  };
-}
-
-/* Printable copy for a terminal: control characters become '?'. */
-static char *
-cell_text (const char *s)
-{
-  char *c = xstrdup (s ? s : "");
-  for (char *p = c; *p; p++)
-    if ((unsigned char) *p < 0x20 || *p == 0x7f)
-      *p = '?';
-  return c;
-}
-
-/* Display width: UTF-8 code points, not bytes. */
-static size_t
-text_width (const char *s)
-{
-  size_t w = 0;
-  for (; *s; s++)
-    if (((unsigned char) *s & 0xc0) != 0x80)
-      w++;
-  return w;
-}
-
-#define N_COLS 4
-
-char *
-kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
-{
-  _cleanup_yajl_ yajl_val root = NULL;
-
-  if (json == NULL)
-    {
-      kist_error_make (err, EINVAL, "report: no JSON given");
-      return NULL;
-    }
-  if (kist_json_parse (json, len, "report: ", &root, err) < 0)
-    return NULL;
-  if (!YAJL_IS_OBJECT (root))
-    {
-      kist_error_make (err, EINVAL, "report: expected a JSON object at the top level");
-      return NULL;
-    }
-  yajl_val layers = kist_json_obj_get (root, "layers");
-  if (!YAJL_IS_ARRAY (layers))
-    {
-      kist_error_make (err, EINVAL, "report: `layers` is missing or not an array");
-      return NULL;
-    }
-  yajl_val summary = kist_json_obj_get (root, "summary");
-  if (summary != NULL && !YAJL_IS_STRING (summary))
-    {
-      kist_error_make (err, EINVAL, "report: `summary` is not a string");
-      return NULL;
-    }
-
-  size_t nrows = layers->u.array.len + 1;
-  char **cells = xcalloc (nrows * N_COLS, sizeof (char *));
-  size_t width[N_COLS] = { 0 };
-  char *out = NULL;
-  cells[0] = xstrdup ("LAYER");
-  cells[1] = xstrdup ("REQUESTED");
-  cells[2] = xstrdup ("APPLIED");
-  cells[3] = xstrdup ("DETAIL");
-
-  for (size_t i = 0; i < layers->u.array.len; i++)
-    {
-      yajl_val l = layers->u.array.values[i];
-      char **row = &cells[(i + 1) * N_COLS];
-      struct layer_json v = layer_json_get (l);
-      if (!YAJL_IS_OBJECT (l) || !YAJL_IS_STRING (v.name))
-        {
-          kist_error_make (err, EINVAL,
-                           "report: layers[%zu]: expected an object with a string `layer`", i);
-          goto out;
-        }
-      bool is_req = !YAJL_IS_FALSE (v.req) && v.req != NULL && !YAJL_IS_NULL (v.req);
-      bool is_applied = YAJL_IS_TRUE (v.applied);
-      row[0] = cell_text (YAJL_GET_STRING (v.name));
-      if (YAJL_IS_STRING (v.req))
-        row[1] = cell_text (YAJL_GET_STRING (v.req));
-      else
-        row[1] = xstrdup (is_req ? "yes" : "no");
-      row[2] = xstrdup (!is_req ? "-" : is_applied ? "yes" : "no");
-      if (is_req && !is_applied && (YAJL_IS_STRING (v.eno) || YAJL_IS_STRING (v.reason)))
-        {
-          _cleanup_free_ char *t = NULL;
-          if (YAJL_IS_STRING (v.eno) && YAJL_IS_STRING (v.reason))
-            t = xasprintf ("%s: %s", YAJL_GET_STRING (v.eno), YAJL_GET_STRING (v.reason));
-          else
-            t = xstrdup (YAJL_IS_STRING (v.eno) ? YAJL_GET_STRING (v.eno)
-                                                : YAJL_GET_STRING (v.reason));
-          row[3] = cell_text (t);
-        }
-      else
-        row[3] = cell_text (YAJL_IS_STRING (v.detail) ? YAJL_GET_STRING (v.detail) : "");
-    }
-
-  for (size_t i = 0; i < nrows; i++)
-    for (size_t c = 0; c < N_COLS; c++)
-      {
-        size_t w = text_width (cells[i * N_COLS + c]);
-        if (w > width[c])
-          width[c] = w;
-      }
-
-  {
-    size_t sz = 0;
-    FILE *f = open_memstream (&out, &sz);
-    if (f == NULL)
-      abort ();
-    for (size_t i = 0; i < nrows; i++)
-      {
-        /* Pad every column but the last; no trailing blanks. */
-        size_t last = N_COLS - 1;
-        while (last > 0 && cells[i * N_COLS + last][0] == '\0')
-          last--;
-        for (size_t c = 0; c <= last; c++)
-          {
-            const char *s = cells[i * N_COLS + c];
-            fputs (s, f);
-            if (c < last)
-              fprintf (f, "%*s", (int) (width[c] - text_width (s) + 2), "");
-          }
-        fputc ('\n', f);
-      }
-    _cleanup_free_ char *sum = cell_text (summary ? YAJL_GET_STRING (summary) : "");
-    fprintf (f, "\nsummary: %s\n", sum);
-    fclose (f);
-  }
-
-out:
-  for (size_t i = 0; i < nrows * N_COLS; i++)
-    free (cells[i]);
-  free (cells);
-  return out;
-}
-
 /* ---- writing ------------------------------------------------------------ */
 
 /* The pretty JSON report and a final newline; *len is its length.  NULL
@@ -962,6 +637,22 @@ kist_report_write_path (const struct kist_report *r, const char *path, struct ki
   return 0;
 }
 
+/* One stored entry of "layers" (also report_text.c). */
+struct layer_json
+report_layer_json_get (yajl_val l)
+{
+  return (struct layer_json){
+    .name = kist_json_obj_get (l, "layer"),
+    .req = kist_json_obj_get (l, "requested"),
+    .applied = kist_json_obj_get (l, "applied"),
+    .detail = kist_json_obj_get (l, "detail"),
+    .eno = kist_json_obj_get (l, "errno"),
+    .reason = kist_json_obj_get (l, "reason"),
+  };
+}
+
+/* Printable copy for a terminal: control characters become '?'. */
+
 /* ---- JSON -> report (the stored report.json, for `kist start`) ---------- */
 
 struct kist_report *
@@ -1001,7 +692,7 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
       yajl_val e = layers->u.array.values[i];
-      struct layer_json v = layer_json_get (e);
+      struct layer_json v = report_layer_json_get (e);
       if (!YAJL_IS_STRING (v.name))
         continue;
       struct kist_layer l = { .name = YAJL_GET_STRING (v.name) };
@@ -1043,4 +734,108 @@ kist_report_note (struct kist_report *r, const char *name, const char *fmt, ...)
       l->detail = d;
       return;
     }
+}
+
+/* ---- verification from outside (verify.c) ------------------------------ */
+
+void
+kist_report_expect (struct kist_report *r, const char *name, const char *fmt, ...)
+{
+  if (r == NULL || name == NULL)
+    return;
+  for (size_t i = r->n_layers; i > 0; i--)
+    {
+      struct kist_layer *l = &r->layers[i - 1];
+      if (strcmp (l->name, name) != 0)
+        continue;
+      if (!l->applied)
+        return; /* a failure is final */
+      va_list ap;
+      va_start (ap, fmt);
+      char *e = vformat_or_null (fmt, ap);
+      va_end (ap);
+      free (l->expect);
+      l->expect = e ? e : xstrdup ("");
+      return;
+    }
+}
+
+void
+kist_layer_make_pending (struct kist_layer *l)
+{
+  if (l == NULL || l->expect == NULL)
+    return;
+  if (!l->applied)
+    {
+      /* Not applied in the child: final, nothing to verify. */
+      free (l->expect);
+      l->expect = NULL;
+      return;
+    }
+  l->applied = false;
+  free (l->reason);
+  l->reason = xstrdup ("not verified from outside yet (the parent reads the process's "
+                       "/proc/PID files when it is ready)");
+}
+
+void
+kist_report_verified (struct kist_report *r, size_t i, const char *fmt, ...)
+{
+  if (r == NULL || i >= r->n_layers)
+    return;
+  struct kist_layer *l = &r->layers[i];
+  va_list ap;
+  va_start (ap, fmt);
+  _cleanup_free_ char *note = fmt ? vformat_or_null (fmt, ap) : NULL;
+  va_end (ap);
+  bool was_pending = l->expect != NULL;
+  if (was_pending)
+    {
+      l->applied = true;
+      l->errnum = 0;
+      free (l->reason);
+      l->reason = NULL;
+      free (l->expect);
+      l->expect = NULL;
+    }
+  if (note)
+    {
+      char *d = l->detail && l->detail[0] ? xasprintf ("%s; %s", l->detail, note)
+                                          : xstrdup (note);
+      free (l->detail);
+      l->detail = d;
+    }
+  if (was_pending)
+    debug_hook (l);
+}
+
+int
+kist_report_unverified (struct kist_report *r, size_t i, int errnum, struct kist_error **err,
+                        const char *fmt, ...)
+{
+  if (r == NULL || i >= r->n_layers)
+    return kist_error_make (err, EINVAL, "kist_report_unverified: no such entry");
+  struct kist_layer *l = &r->layers[i];
+  va_list ap;
+  va_start (ap, fmt);
+  _cleanup_free_ char *reason = vformat_or_null (fmt, ap);
+  va_end (ap);
+  if (errnum < 0)
+    errnum = -errnum;
+  l->applied = false;
+  l->errnum = errnum;
+  free (l->reason);
+  l->reason = xstrdup (reason_text (reason, errnum));
+  free (l->expect);
+  l->expect = NULL;
+  debug_hook (l);
+  if (kist_report_may_degrade (r, l->name))
+    return 0;
+  bool created = err != NULL && *err == NULL;
+  kist_error_make (err, 0,
+                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)",
+                   l->name, l->reason, l->name);
+  if (created && *err)
+    (*err)->errnum = errnum;
+  return errnum > 0 ? -errnum : -1;
 }

@@ -35,6 +35,10 @@ struct kist_layer
   int errnum;          /* 0 when applied or not an OS error */
   char *reason;        /* why not applied (NULL when applied) */
   char *detail;        /* what was verified (may be NULL) */
+  char *expect;        /* non-NULL: pending, to be verified from outside (verify.c):
+                          what the kernel must show, "key=value ..." as the layer
+                          wrote it.  The parent holds such an entry as not applied
+                          until kist_report_verified; no written report has one. */
 };
 
 struct kist_report
@@ -83,10 +87,15 @@ int kist_report_failed (struct kist_report *r, const char *name, const char *req
 void kist_report_add (struct kist_report *r, const struct kist_layer *l);
 
 /* Find an entry by name (NULL if none). */
+/* As kist_report_add, for an entry its layer completes later (the cgroup
+ * scope, joined after clone): not logged with --debug now; the layer logs it
+ * once it is final. */
+void kist_report_add_unfinished (struct kist_report *r, const struct kist_layer *src);
 const struct kist_layer *kist_report_find (const struct kist_report *r, const char *name);
 
 /* Serialise for the child->parent channel: one entry <-> a flat byte buffer.
- * Format: name\0requested-flag+value\0applied\0errnum\0reason\0detail\0 */
+ * Format: name\0requested-flag+value\0applied\0errnum\0reason\0detail\0, then
+ * 1expect\0 only for an entry with an expectation (report.c). */
 int kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len);
 int kist_layer_decode (const char *buf, size_t len, struct kist_layer *out);  /* out owns copies */
 void kist_layer_clear (struct kist_layer *l);
@@ -126,5 +135,26 @@ char *kist_report_missing_text (const struct kist_report *r);
 /* Append text to the detail of the latest entry called name (no-op if none). */
 void kist_report_note (struct kist_report *r, const char *name, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+
+/* ---- additions (verification from outside, verify.c) ---- */
+
+/* Child side: the latest entry called name, if applied, is also to be
+ * verified from outside: expect is what the kernel must show (the layer's
+ * own "key=value ..." words, read by its verifier in verify.c).  It goes
+ * over the sync socket with the entry. */
+void kist_report_expect (struct kist_report *r, const char *name, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* Parent side, on receipt: an applied entry with an expectation becomes
+ * pending (not applied, reason "not verified from outside yet"). */
+void kist_layer_make_pending (struct kist_layer *l);
+/* Parent side: entry i agreed with what the parent read from outside: it is
+ * applied; fmt (NULL: nothing) is appended to its detail ("; " first). */
+void kist_report_verified (struct kist_report *r, size_t i, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* Parent side: entry i could not be verified or disagreed: not applied, with
+ * errnum and the reason; returns 0 when the policy lets it degrade, else a
+ * negative value with *err filled, as kist_report_failed. */
+int kist_report_unverified (struct kist_report *r, size_t i, int errnum, struct kist_error **err,
+                            const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
 
 #endif

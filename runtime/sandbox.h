@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "layer.h"
 
 #define KIST_SANDBOX_DIR "~sandbox"
 
@@ -141,7 +142,7 @@ int kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, 
 /* Annotation of the sandbox's config saying how its user namespace maps were
  * chosen (the caller's /etc/subuid range, or why only the caller is mapped);
  * idmap.c appends it to the detail of idmap.uid and idmap.gid. */
-#define KIST_SANDBOX_IDMAP_ANNOTATION "run.kist.sandbox.idmap"
+#define KIST_SANDBOX_IDMAP_ANNOTATION KIST_IDMAP_NOTE_ANNOTATION /* layer.h */
 
 /* The config.json of the sandbox (compact JSON, newly allocated).  euid/egid:
  * the caller's; non-zero euid gets a user namespace mapping o->uid/o->gid to

@@ -7,8 +7,11 @@
  * is parsed, its canonical form hashed, and the BPF program read from the
  * cache or compiled with libseccomp and stored (seccomp_cache.c).
  *
- * Container init: the ready program is loaded with seccomp(2) and verified
- * from /proc/self/status (Seccomp: 2, Seccomp_filters one more than before).
+ * Container init: the ready program is loaded with seccomp(2) and checked
+ * through /proc/self/status opened before loading (Seccomp: 2,
+ * Seccomp_filters one more than before) where the filter lets that read
+ * through; the entry is applied only once the parent read the same from
+ * outside, in /proc/PID/status of the waiting process (verify.c).
  * The kernel loads a filter only under no_new_privileges or with
  * CAP_SYS_ADMIN (in the container's user namespace): with
  * process.noNewPrivileges true the filter is loaded last, right before
@@ -256,39 +259,83 @@ kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_seccom
 
 /* --------------------------------------------------------------- init */
 
-/* /proc/self/status of the container's proc (procfs.c), or -1 when there
- * is no procfs at /proc there. */
-static int
-open_status (const struct kist_ctx *ctx)
+bool
+kist_inside_allows (const struct kist_ctx *ctx, int nr, const uint64_t args[6])
 {
-  _cleanup_error_ struct kist_error *e = NULL;
-  int fd = kist_proc_open (ctx, "/proc/self/status", O_RDONLY, &e);
-  return fd < 0 ? -1 : fd;
+  static const uint64_t zero[6] = { 0 };
+  const struct kist_seccomp *sc = ctx->seccomp;
+  if (sc == NULL || !sc->done || sc->insns == NULL)
+    return true; /* nothing loaded by kist yet */
+  return kist_seccomp_lets_through (sc->insns, sc->n_insns, nr, args ? args : zero);
 }
 
-/* The status text of the file open at fd, read from its start (a buffer
- * of size bytes), or NULL. */
-static const char *
-status_text (int fd, char *buf, size_t size)
+void
+kist_inside_status_open (struct kist_ctx *ctx)
 {
-  ssize_t n = fd >= 0 ? pread (fd, buf, size - 1, 0) : -1;
+  if (ctx->inside_status.tried)
+    return;
+  ctx->inside_status.tried = true;
+  ctx->inside_status.fd = -1;
+  const struct kist_seccomp *sc = ctx->seccomp;
+  if (sc && sc->done && sc->insns)
+    {
+      /* Too late: the open could be denied, or kill the process. */
+      ctx->inside_status.errnum = EPERM;
+      return;
+    }
+  _cleanup_error_ struct kist_error *e = NULL;
+  int fd = kist_proc_open (ctx, "/proc/self/status", O_RDONLY, &e);
+  if (fd < 0)
+    ctx->inside_status.errnum = e && e->errnum ? e->errnum : -fd;
+  else
+    ctx->inside_status.fd = fd;
+  /* The user layer asks whether setgroups is denied in this user namespace. */
+  _cleanup_error_ struct kist_error *e2 = NULL;
+  _cleanup_free_ char *sg = NULL;
+  if (kist_proc_read (ctx, "/proc/self/setgroups", 0, &sg, &e2) == 0)
+    ctx->inside_status.setgroups = strcmp (kist_rstrip (sg), "deny") == 0 ? 2 : 1;
+}
+
+const char *
+kist_inside_status (struct kist_ctx *ctx, char *buf, size_t size, int *why)
+{
+  kist_inside_status_open (ctx);
+  int fd = ctx->inside_status.fd;
+  if (fd < 0)
+    {
+      *why = ctx->inside_status.errnum ? ctx->inside_status.errnum : EBADF;
+      return NULL;
+    }
+  const uint64_t a[6] = { (uint64_t) fd, 0, 0, 0, 0, 0 };
+  if (!kist_inside_allows (ctx, SYS_pread64, a))
+    {
+      *why = EPERM;
+      return NULL;
+    }
+  /* Each read from offset 0 makes the kernel generate the file again. */
+  ssize_t n = pread (fd, buf, size - 1, 0);
   if (n <= 0)
-    return NULL;
+    {
+      *why = n < 0 ? errno : EIO;
+      return NULL;
+    }
   buf[n] = '\0';
   return buf;
 }
 
-/* The number after "Field:" in status text, -1 if absent. */
-static long
-status_number (const char *status, const char *field)
+const char *
+kist_inside_why (int why)
 {
-  _cleanup_free_ char *v = status ? kist_proc_status_field (status, field) : NULL;
-  if (v == NULL)
-    return -1;
-  char *end;
-  errno = 0;
-  long x = strtol (v, &end, 10);
-  return errno || end == v || *end != '\0' ? -1 : x;
+  switch (why)
+    {
+    case ENOENT:
+    case EXDEV:
+      return "no procfs at /proc";
+    case EPERM:
+      return "the container's seccomp filter denies it";
+    default:
+      return strerror (why);
+    }
 }
 
 static const char *
@@ -311,15 +358,30 @@ load_hint (int e)
     }
 }
 
+/* The number after "Field:" in status text, -1 if absent. */
+static long
+status_number (const char *status, const char *field)
+{
+  _cleanup_free_ char *v = status ? kist_proc_status_field (status, field) : NULL;
+  if (v == NULL)
+    return -1;
+  char *end;
+  errno = 0;
+  long x = strtol (v, &end, 10);
+  return errno || end == v || *end != '\0' ? -1 : x;
+}
+
+/* Load the filter and check inside what can be checked without anything
+ * the filter may deny (the status fd was opened before it); the entry then
+ * waits for the parent, which reads Seccomp and Seccomp_filters of
+ * /proc/PID/status from outside (verify.c kist_seccomp_verify). */
 static int
 load_and_verify (struct kist_ctx *ctx, struct kist_seccomp *sc, struct kist_report *r,
                  struct kist_error **err)
 {
-  /* Open /proc/self/status twice before loading: the filter may deny
-   * openat, and each open file is generated at its first read. */
-  _cleanup_close_ int before_fd = open_status (ctx), after_fd = open_status (ctx);
   char buf[16384];
-  long before = status_number (status_text (before_fd, buf, sizeof buf), "Seccomp_filters");
+  int why = 0;
+  long before = status_number (kist_inside_status (ctx, buf, sizeof buf, &why), "Seccomp_filters");
 
   int listener = -1;
   int ret = kist_seccomp_load (sc->insns, sc->n_insns, sc->flags, &listener);
@@ -342,7 +404,7 @@ load_and_verify (struct kist_ctx *ctx, struct kist_seccomp *sc, struct kist_repo
                                    strerror (-s));
     }
 
-  const char *status = status_text (after_fd, buf, sizeof buf);
+  const char *status = kist_inside_status (ctx, buf, sizeof buf, &why);
   if (status)
     {
       long mode = status_number (status, "Seccomp");
@@ -363,18 +425,30 @@ load_and_verify (struct kist_ctx *ctx, struct kist_seccomp *sc, struct kist_repo
       else
         kist_report_applied (r, LAYER, sc->requested, "%s; /proc/self/status Seccomp: 2",
                              sc->detail);
-      return 0;
     }
-  /* No procfs in the container (or the filter denies reading it): ask the
-   * kernel directly. */
-  int mode = prctl (PR_GET_SECCOMP, 0, 0, 0, 0);
-  if (mode != 2)
-    return kist_report_failed (r, LAYER, sc->requested, mode < 0 ? errno : EPROTO, err,
-                               "after loading, PR_GET_SECCOMP says %d, not 2 (and there is no "
-                               "procfs at /proc to read the filter count)",
-                               mode);
-  kist_report_applied (r, LAYER, sc->requested, "%s; PR_GET_SECCOMP 2 (no procfs at /proc)",
-                       sc->detail);
+  else if (kist_inside_allows (ctx, SYS_prctl, (const uint64_t[6]){ PR_GET_SECCOMP }))
+    {
+      /* No procfs in the container, or the filter denies reading it: ask
+       * the kernel directly. */
+      int mode = prctl (PR_GET_SECCOMP, 0, 0, 0, 0);
+      if (mode != 2)
+        return kist_report_failed (r, LAYER, sc->requested, mode < 0 ? errno : EPROTO, err,
+                                   "after loading, PR_GET_SECCOMP says %d, not 2 (and "
+                                   "/proc/self/status cannot be read: %s)",
+                                   mode, kist_inside_why (why));
+      kist_report_applied (r, LAYER, sc->requested, "%s; PR_GET_SECCOMP 2 (%s%s)", sc->detail,
+                           why == ENOENT || why == EXDEV ? "" : "/proc/self/status not read: ",
+                           kist_inside_why (why));
+    }
+  else
+    kist_report_applied (r, LAYER, sc->requested,
+                         "%s; not read back inside (/proc/self/status: %s; the filter denies "
+                         "prctl)",
+                         sc->detail, kist_inside_why (why));
+  if (before >= 0)
+    kist_report_expect (r, LAYER, "mode=2 filters=%ld", before + 1);
+  else
+    kist_report_expect (r, LAYER, "mode=2");
   return 0;
 }
 

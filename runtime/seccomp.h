@@ -16,8 +16,9 @@
  * profile, hashes its canonical form and either reads the compiled program
  * from the cache (no libseccomp rule calls at all) or compiles it and stores
  * it.  The init inherits ctx->seccomp and only loads the ready program
- * (kist_seccomp_apply_early / kist_seccomp_apply), then proves it from
- * /proc/self/status. */
+ * (kist_seccomp_apply_early / kist_seccomp_apply), checks it through
+ * /proc/self/status opened before the load, and the parent verifies it from
+ * outside in /proc/PID/status (verify.h). */
 #ifndef KIST_SECCOMP_H
 #define KIST_SECCOMP_H
 
@@ -222,6 +223,28 @@ int kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struc
 /* Is seccomp requested by this config (inline or by the annotation, not
  * "none")?  *what (may be NULL) is the report's "requested" value. */
 bool kist_seccomp_requested (const struct kist_spec *s, const char **what);
+
+/* ---- Read-backs inside the container, under its own filter (seccomp.c).
+ * The parent verifies every fact it can see from outside (verify.h); what
+ * the child checks itself must never need a syscall the container's filter
+ * may deny or kill on: /proc/self/status is opened before the filter. */
+
+/* Does the filter kist loaded into this process (none yet: yes) let syscall
+ * nr with args (NULL: all zero) through? */
+bool kist_inside_allows (const struct kist_ctx *ctx, int nr, const uint64_t args[6]);
+/* Open /proc/self/status of the container's proc once, into
+ * ctx->inside_status, unless a filter is loaded already (then it stays
+ * closed, EPERM).  kist_seccomp_apply_early calls it right before loading;
+ * kist_inside_status calls it when nothing was opened yet. */
+void kist_inside_status_open (struct kist_ctx *ctx);
+/* The status text read through that fd into buf (size bytes), or NULL with
+ * *why: ENOENT or EXDEV (no procfs at /proc in the container), EPERM (the
+ * filter denies pread64, or it was loaded before anything was opened), or
+ * the read's errno. */
+const char *kist_inside_status (struct kist_ctx *ctx, char *buf, size_t size, int *why);
+/* "no procfs at /proc", "the container's seccomp filter denies it" ... for
+ * a *why of kist_inside_status. */
+const char *kist_inside_why (int why);
 
 /* ---- SCMP_ACT_NOTIFY (seccomp_notify.c) */
 

@@ -13,6 +13,7 @@
 
 #include "sync.h"
 #include "util.h"
+#include "verify.h"
 
 /* Every packet type and what its payload may be. */
 enum payload_kind
@@ -356,6 +357,9 @@ kist_sync_add_layer (struct kist_report *r, const char *payload, size_t len, con
   struct kist_layer l;
   if (kist_layer_decode (payload, len, &l) < 0)
     return kist_error_make (err, EPROTO, "malformed report entry from %s", from);
+  /* An entry to be verified from outside is held as not applied until the
+   * parent read what the kernel says (verify.c). */
+  kist_verify_received (&l);
   if (r)
     kist_report_add (r, &l);
   kist_layer_clear (&l);

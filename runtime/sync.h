@@ -68,7 +68,9 @@ int kist_sync_send_fd (int fd, char type, const void *payload, size_t len, int p
 int kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd);
 
 /* A LAYER packet's payload into r (NULL: decoded and dropped); from names
- * the sender in the error ("the container init", "the exec helper"). */
+ * the sender in the error ("the container init", "the exec helper").  An
+ * applied entry that carries an expectation arrives pending (not applied
+ * until kist_verify_outside agreed, verify.h). */
 int kist_sync_add_layer (struct kist_report *r, const char *payload, size_t len, const char *from,
                          struct kist_error **err);
 

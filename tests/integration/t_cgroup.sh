@@ -18,6 +18,15 @@
 #     cgroup.memory.max and the report says applied false with the reason;
 #   - update of a running container without the controller fails naming the
 #     file; update of a non-existent container fails.
+#   - the report, checked against what the test reads itself from outside:
+#     the default scope's `cgroup` entry is requested (the path kist chose)
+#     and applied, its detail quotes the init's /proc/PID/cgroup; `cgroup.v1`
+#     lists exactly the init's v1 lines of /proc/PID/cgroup (a hybrid host;
+#     no entry on a pure v2 host); `namespace.cgroup` says where the cgroup
+#     namespace is rooted, as the test sees it (nsenter --cgroup, mountinfo);
+#     rootless without a scope: `cgroup` not requested, the init in kist's
+#     own cgroup, the namespace rooted there (the cgroup2 root: the whole
+#     hierarchy).
 . "$(dirname "$0")/lib.sh"
 
 CG2=$LO_CG2
@@ -64,6 +73,48 @@ in_procs ()
   grep -qx "$2" "$1/cgroup.procs" 2> /dev/null
 }
 
+# ns_root_seen PID: the root field of the cgroup2 mount $CG2 in mountinfo as
+# PID's cgroup namespace shows it ("/": the namespace is rooted at the cgroup2
+# root; "/../..": two levels below), read by the test from outside.
+ns_root_seen ()
+{
+  nsenter --cgroup="/proc/$1/ns/cgroup" awk -v m="$CG2" '$5 == m { r = $4 } END { print r }' \
+    /proc/self/mountinfo 2> /dev/null
+}
+
+# v1_lines PID: the cgroup v1 lines of /proc/PID/cgroup, joined by ", ".
+v1_lines ()
+{
+  grep -v '^0::' "/proc/$1/cgroup" 2> /dev/null | awk 'NR > 1 { printf ", " } { printf "%s", $0 }'
+}
+
+# check_cgroup_truth WHAT REPORT PID: cgroup.v1 and namespace.cgroup of the
+# report against /proc/PID/cgroup and the namespace, read by the test.
+check_cgroup_truth ()
+{
+  local what=$1 rep=$2 pid=$3 v1 seen
+  v1=$(v1_lines "$pid")
+  if [ -n "$v1" ]; then
+    expect_eq "$what: cgroup.v1 lists exactly the init's v1 lines of /proc/$pid/cgroup" "$v1" \
+      "$(layer_field "$rep" cgroup.v1 detail | sed -n "s|.*(/proc/$pid/cgroup): ||p")"
+    expect_eq "$what: cgroup.v1 is not requested (kist does not manage v1)" false \
+      "$(layer_field "$rep" cgroup.v1 requested)"
+    expect_contains "$what: cgroup.v1 says kist does not manage them" \
+      "$(layer_field "$rep" cgroup.v1 detail)" "not managed by kist"
+  else
+    expect_eq "$what: no cgroup.v1 entry on a host without v1 hierarchies" "" \
+      "$(layer_names "$rep" | grep -x cgroup.v1)"
+    skip "$what: cgroup.v1 lists the init's v1 cgroups" "the init is in no cgroup v1 hierarchy here (pure v2)"
+  fi
+  seen=$(ns_root_seen "$pid")
+  if [ -n "$seen" ]; then
+    expect_contains "$what: namespace.cgroup says where the namespace is rooted ($seen, as the test sees it)" \
+      "$(layer_field "$rep" namespace.cgroup detail)" "reads $seen in mountinfo"
+  else
+    fail "$what: the test can read the cgroup2 mount in the init's cgroup namespace (nsenter --cgroup)"
+  fi
+}
+
 # ---- a scope without limits; pause / resume ------------------------------------
 cfg_reset
 with_marker
@@ -72,7 +123,7 @@ with_marker
 sh_args 'i=0; while true; do i=$((i+1)); echo $i > /mark/counter.tmp; mv /mark/counter.tmp /mark/counter; sleep 0.05; done'
 B=$(mkbundle scope)
 id=$(new_id scope)
-kc create create --bundle "$B" "$id"
+kc create create --report "$T/scope.json" --bundle "$B" "$id"
 expect_eq "create without limits exits 0" 0 "$RC"
 pid=$(state_field "$id" pid)
 scope=$(scope_of "$id")
@@ -85,6 +136,18 @@ expect_true "the scope directory exists" test -d "$scope"
 expect_true "the created init ($pid) is in the scope's cgroup.procs" in_procs "$scope" "$pid"
 expect_eq "/proc/PID/cgroup of the init names the scope" "0::${scope#$CG2}" \
   "$(grep '^0::' "/proc/$pid/cgroup" 2> /dev/null)"
+# The report says what the test sees (kist-report.5: the default scope is
+# applied, with the path kist chose as requested).
+expect_eq "report: the default scope's cgroup entry is applied" true \
+  "$(layer_field "$T/scope.json" cgroup applied)"
+expect_eq "report: the default scope's cgroup entry requests the scope kist chose" "${scope#$CG2/}" \
+  "$(layer_field "$T/scope.json" cgroup requested)"
+expect_contains "report: the cgroup detail names the scope" \
+  "$(layer_field "$T/scope.json" cgroup detail)" "scope $scope (created)"
+expect_contains "report: the cgroup detail quotes the init's /proc/$pid/cgroup (read by the test)" \
+  "$(layer_field "$T/scope.json" cgroup detail)" "/proc/$pid/cgroup: $(grep '^0::' "/proc/$pid/cgroup")"
+expect_eq "report: limits applied (the default scope counts)" true "$(jget "$T/scope.json" limits.applied)"
+check_cgroup_truth "default scope" "$T/scope.json" "$pid"
 
 kc pause_created pause "$id"
 expect_eq "pause of a created container fails with exit 1" 1 "$RC"
@@ -327,6 +390,47 @@ else
   expect_eq "the report says the scope (cgroup) applied" true \
     "$(layer_field "$T/memdegr.json" cgroup applied)"
   nothing_left "degraded memory limit"
+fi
+
+# ---- rootless without a delegated hierarchy: no scope -------------------------------
+if ! nobody_ok "rootless without a scope"; then
+  :
+elif "${AS_NOBODY[@]}" test -w "$CG2"; then
+  skip "rootless without a scope" "nobody may write to $CG2 (a delegated hierarchy)"
+else
+  nobody_dir "$XDG" 0700
+  RB=$T/rootless
+  nobody_bundle "$RB"
+  kn_in "$RB" rlspec spec --rootless
+  rootless_config "$RB/config.json" '["sleep", "3144"]' > "$T/rl-config.json"
+  cp "$T/rl-config.json" "$RB/config.json"
+  rid=$(new_id rl-noscope)
+  test_cleanup ()
+  {
+    kn_in "$RB" rlcleanup delete --force "$rid"
+  }
+  kn_in "$RB" rlrun run --detach --report "$XDG/rl.json" "$rid"
+  expect_eq "rootless run --detach without a scope exits 0" 0 "$RC"
+  rpid=$(jget "$XDG/kist/$rid/state.json" pid)
+  expect_ne "rootless: the state records the init's pid" "" "$rpid"
+  expect_eq "rootless: cgroup not requested (no scope)" false "$(layer_field "$XDG/rl.json" cgroup requested)"
+  expect_contains "rootless: the cgroup detail says there is no scope" \
+    "$(layer_field "$XDG/rl.json" cgroup detail)" "no scope"
+  expect_eq "rootless: the init stays in kist's own cgroup" "$(grep '^0::' /proc/$$/cgroup)" \
+    "$(grep '^0::' "/proc/$rpid/cgroup" 2> /dev/null)"
+  expect_contains "rootless: the cgroup detail quotes the init's /proc/$rpid/cgroup (read by the test)" \
+    "$(layer_field "$XDG/rl.json" cgroup detail)" "(/proc/$rpid/cgroup: $(grep '^0::' "/proc/$rpid/cgroup"))"
+  check_cgroup_truth "rootless" "$XDG/rl.json" "$rpid"
+  if [ "$(ns_root_seen "$rpid")" = / ]; then
+    expect_contains "rootless: namespace.cgroup says the container sees the whole hierarchy" \
+      "$(layer_field "$XDG/rl.json" namespace.cgroup detail)" "the container sees the whole cgroup2 hierarchy"
+  else
+    skip "rootless: the namespace rooted at the cgroup2 root" "kist's own cgroup is not the cgroup2 root here"
+  fi
+  kn_in "$RB" rldel delete --force "$rid"
+  expect_eq "rootless delete --force exits 0" 0 "$RC"
+  rm -f "$XDG/rl.json"
+  nothing_left "rootless without a scope"
 fi
 
 # ---- commands on a container that does not exist -------------------------------------

@@ -194,16 +194,18 @@ fail_create prestart-fails "\"prestart\": [$(sh_hook 'exit 4')]" \
   'hooks.prestart[0].path `/bin/sh` exited with status 4'
 fail_create create-container-fails "\"createContainer\": [$(sh_hook 'kill -9 $$')]" \
   'hooks.createContainer[0].path `/bin/sh` was killed by signal 9'
-fail_create create-runtime-timeout "\"createRuntime\": [$(sh_hook 'sleep 60' 1)]" \
+# A nap no other process on the machine has (pgrep below looks for it).
+NAP="sleep 6$(( $$ % 100000 ))"
+fail_create create-runtime-timeout "\"createRuntime\": [$(sh_hook "$NAP" 1)]" \
   'hooks.createRuntime[0].path `/bin/sh` did not finish within its timeout of 1 s'
-fail_create create-container-timeout "\"createContainer\": [$(sh_hook 'sleep 60' 1)]" \
+fail_create create-container-timeout "\"createContainer\": [$(sh_hook "$NAP" 1)]" \
   'hooks.createContainer[0].path `/bin/sh` did not finish within its timeout of 1 s'
 fail_create hook-not-found "\"createRuntime\": [{\"path\": \"$T/no-such-hook\"}]" \
   "hooks.createRuntime[0].path \`$T/no-such-hook\` could not be executed"
-if pgrep -f 'sleep 60' > /dev/null; then
-  fail "a timed-out hook is killed (no sleep 60 left)" "$(pgrep -af 'sleep 60')"
+if pgrep -xf "$NAP" > /dev/null; then
+  fail "a timed-out hook is killed (no sleep of its left)" "$(pgrep -axf "$NAP")"
 else
-  ok "a timed-out hook is killed (no sleep 60 left)"
+  ok "a timed-out hook is killed (no sleep of its left)"
 fi
 
 # A failed create hook goes on at destroy and poststop (runtime.md steps 3-5, 12, 13).

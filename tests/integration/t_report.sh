@@ -13,12 +13,21 @@ EXPECTED_LAYERS="idmap.uid idmap.gid namespace.user namespace.mount namespace.pi
   rootfs.readonly rlimit.RLIMIT_NOFILE oom_score_adj cwd environment user capabilities
   no_new_privileges seccomp apparmor selinux hooks.prestart hooks.createRuntime hooks.createContainer
   cgroup"
+# cgroup: the default scope kist makes (ROOT-cgroup/kist/ID) is requested
+# and applied even without linux.resources (kist-report.5).
 NOT_REQUESTED="idmap.uid idmap.gid namespace.user namespace.time domainname sysctl oom_score_adj
-  seccomp apparmor selinux hooks.prestart hooks.createRuntime hooks.createContainer cgroup"
+  seccomp apparmor selinux hooks.prestart hooks.createRuntime hooks.createContainer"
 REQUESTED="namespace.mount namespace.pid namespace.net namespace.uts namespace.ipc namespace.cgroup
   rootfs.bind mounts dev rootfs.pivot_root hostname network.loopback masked_paths readonly_paths
-  rootfs.readonly rlimit.RLIMIT_NOFILE cwd environment user capabilities no_new_privileges"
-VOCAB='^(idmap\.(uid|gid)|namespace\.(user|mount|pid|net|uts|ipc|cgroup|time)|rootfs\.(propagation|bind|pivot_root|readonly)|mounts|dev|hostname|domainname|sysctl|network\.[a-z_]+|masked_paths|readonly_paths|rlimit\.RLIMIT_[A-Z]+|oom_score_adj|cwd|environment|user|capabilities|no_new_privileges|session|seccomp|apparmor|selinux|hooks\.(prestart|createRuntime|createContainer|startContainer|poststart|poststop)|cgroup(\.[a-z_.]+)?|exec|terminal|net_devices|io_priority|scheduler|exec_cpu_affinity|intel_rdt|personality|memory_policy)$'
+  rootfs.readonly rlimit.RLIMIT_NOFILE cwd environment user capabilities no_new_privileges cgroup"
+# The vocabulary is the layer registry's (runtime/layer.c), as `kist features`
+# lists it (run.kist.report.layers; "rlimit.*" is every rlimit.NAME); the
+# unit test test_layer checks kist-report.5 against the same registry.
+LAYER_NAMES=$("$KIST" features | jq -r '.annotations["run.kist.report.layers"] // empty')
+if [ -z "$LAYER_NAMES" ]; then
+  fail "kist features lists the report vocabulary (run.kist.report.layers)" "$("$KIST" features | tail -5)"
+fi
+VOCAB='^('$(tr ',' '\n' <<< "$LAYER_NAMES" | sed -e 's/\./\\./g' -e 's/\\\.\*$/\\.[A-Za-z0-9_.]+/' | paste -sd '|')')$'
 # Orders any implementation must respect: A before B.
 ORDER="namespace.mount:rootfs.propagation rootfs.propagation:rootfs.bind rootfs.bind:mounts
   mounts:rootfs.pivot_root rootfs.bind:rootfs.pivot_root mounts:masked_paths mounts:readonly_paths

@@ -964,6 +964,15 @@ START_TEST (test_layer_inline_cache)
 }
 END_TEST
 
+/* A report holds each entry once (report.c checks): each case below that
+ * records one starts from a new report. */
+static void
+renew (struct kist_report **r)
+{
+  kist_report_free (*r);
+  *r = kist_report_new ("t1", "create", NULL);
+}
+
 START_TEST (test_layer_early_and_sources)
 {
   /* A profile file named by a relative path (relative to the bundle). */
@@ -1013,6 +1022,7 @@ START_TEST (test_layer_early_and_sources)
   /* A missing file: the layer fails closed, recorded in the report. */
   s = spec_with (NULL, "'run.kist.seccomp.profile':'/nonexistent/p.json'", true);
   ctx = ctx_for (s);
+  renew (&r);
   size_t before = r->n_layers;
   ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
   ck_assert_ptr_null (ctx.seccomp);
@@ -1022,6 +1032,7 @@ START_TEST (test_layer_early_and_sources)
   ck_assert_uint_eq (r->n_layers, before + 1);
   ck_assert (!r->layers[before].applied);
   /* ... and degrades when allowed: recorded once, the init loads nothing. */
+  renew (&r);
   r->allow_degraded = xstrdup ("seccomp");
   ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
   ck_assert_ptr_nonnull (ctx.seccomp);
@@ -1036,8 +1047,7 @@ START_TEST (test_layer_early_and_sources)
   /* Unknown built-in name, empty name, a bad profile: errors naming them. */
   s = spec_with (NULL, "'run.kist.seccomp.profile':'nosuchprofile'", true);
   ctx = ctx_for (s);
-  free (r->allow_degraded);
-  r->allow_degraded = NULL;
+  renew (&r);
   ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (err->msg, "no built-in seccomp profile `nosuchprofile`"));
   kist_error_freep (&err);
@@ -1046,6 +1056,7 @@ START_TEST (test_layer_early_and_sources)
                  "'action':'SCMP_ACT_NOPE'}]}",
                  NULL, true);
   ctx = ctx_for (s);
+  renew (&r);
   ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (err->msg, "config.json: linux.seccomp.syscalls[0].action: "
                                            "unknown action `SCMP_ACT_NOPE`"));
@@ -1056,6 +1067,7 @@ START_TEST (test_layer_early_and_sources)
   s = spec_with (NULL, "'run.kist.seccomp.profile':'none'", true);
   ctx = ctx_for (s);
   ck_assert (!kist_seccomp_requested (s, NULL));
+  renew (&r);
   ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
   ck_assert_ptr_null (ctx.seccomp);
   before = r->n_layers;
@@ -1068,6 +1080,7 @@ START_TEST (test_layer_early_and_sources)
   /* Requested but never prepared: fails closed. */
   s = spec_with (tiny_inline, NULL, true);
   ctx = ctx_for (s);
+  renew (&r);
   ck_assert_int_lt (kist_seccomp_apply (&ctx, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (err->msg, "not prepared"));
   kist_error_freep (&err);

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: where cgroup v2 is (issue 4): the cgroup2 mount from
+ * /proc/self/mountinfo (never assumed at /sys/fs/cgroup: on a hybrid host it
+ * is e.g. /sys/fs/cgroup/unified), kist's own cgroup, and the scope a
+ * container's linux.cgroupsPath names (the rules are in cgroup.h).  Also the
+ * small file helpers the other cgroup files share (cgroup_int.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cgroup_int.h"
+#include "sha256.h"
+#include "resolve.h"
+#include "util.h"
+
+/* ---------------------------------------------------------------- paths */
+
+/* Undo the octal escapes of mountinfo (\040 for a space). */
+static void
+unescape_mountinfo (char *s)
+{
+  char *w = s;
+  for (char *p = s; *p; p++)
+    {
+      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
+          && p[3] <= '7')
+        {
+          *w++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+          p += 3;
+        }
+      else
+        *w++ = *p;
+    }
+  *w = '\0';
+}
+
+/* The visible cgroup2 mount of /proc/self/mountinfo: its mount point and
+ * (if root) its root field, as the calling process's cgroup namespace shows
+ * it. */
+static int
+find_mount (char **mount, char **root, struct kist_error **err)
+{
+  _cleanup_free_ char *text = NULL;
+  *mount = NULL;
+  if (root)
+    *root = NULL;
+  if (kist_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 * CG_FILE_MAX, &text, NULL, err) < 0)
+    return kist_error_wrap (err, "cgroup: find the cgroup2 mount");
+
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+      char *sep = strstr (line, " - ");
+      if (sep == NULL)
+        continue;
+      if (strncmp (sep + 3, "cgroup2 ", 8) != 0)
+        continue;
+      char *f[5];
+      char *s2 = NULL, *p = line;
+      int i;
+      for (i = 0; i < 5; i++, p = NULL)
+        if ((f[i] = strtok_r (p, " ", &s2)) == NULL)
+          break;
+      if (i < 5)
+        continue;
+      unescape_mountinfo (f[4]);
+      unescape_mountinfo (f[3]);
+      /* Only a mount that is what its path shows now: one hidden by a later
+       * mount over its path (the engines' cgroup2 bind over /sys/fs/cgroup
+       * hides /sys/fs/cgroup/unified) is not reachable there. */
+      uint64_t id = 0, at = 0;
+      _cleanup_error_ struct kist_error *e = NULL;
+      if (kist_parse_u64 (f[0], &id) < 0 || kist_mnt_id_at (AT_FDCWD, f[4], 0, &at, &e) < 0
+          || at != id)
+        continue;
+      *mount = xstrdup (f[4]);
+      if (root)
+        *root = xstrdup (f[3]);
+      return 0;
+    }
+  return kist_error_make (err, ENOENT,
+                          "cgroup: no cgroup2 filesystem is mounted (/proc/self/mountinfo); kist "
+                          "supports cgroup v2 only: mount one with `mount -t cgroup2 none "
+                          "/sys/fs/cgroup` or boot with systemd.unified_cgroup_hierarchy=1");
+}
+
+int
+kist_cgroup_mount (char **mount, struct kist_error **err)
+{
+  return find_mount (mount, NULL, err);
+}
+
+char *
+kist_cgroup_ns_root_note (void)
+{
+  _cleanup_free_ char *mount = NULL, *root = NULL;
+  if (find_mount (&mount, &root, NULL) < 0)
+    return NULL;
+  /* The root of the hierarchy, shown from the namespace's root: "/" at it,
+   * "/.." one level below it, and so on. */
+  if (strcmp (root, "/") == 0)
+    return xasprintf ("rooted at the cgroup2 root (the root of %s reads / in mountinfo): the "
+                      "container sees the whole cgroup2 hierarchy, not a scope of its own",
+                      mount);
+  int up = 0;
+  const char *p = root;
+  while (strncmp (p, "/..", 3) == 0 && (p[3] == '/' || p[3] == '\0'))
+    {
+      up++;
+      p += 3;
+    }
+  if (up == 0 || *p != '\0')
+    return NULL; /* a mount of a subtree: nothing to say about the namespace */
+  return xasprintf ("rooted %d level%s below the cgroup2 root (the root of %s reads %s in "
+                    "mountinfo)",
+                    up, up == 1 ? "" : "s", mount, root);
+}
+
+int
+kist_cgroup_own_path (char **path, struct kist_error **err)
+{
+  _cleanup_free_ char *text = NULL;
+  *path = NULL;
+  if (kist_read_file_at (AT_FDCWD, "/proc/self/cgroup", CG_FILE_MAX, &text, NULL, err) < 0)
+    return kist_error_wrap (err, "cgroup: find kist's own cgroup");
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    if (strncmp (line, "0::", 3) == 0)
+      {
+        const char *p = line + 3;
+        while (*p == '/')
+          p++;
+        char *v = xstrdup (p);
+        size_t n = strlen (v);
+        while (n > 0 && v[n - 1] == '/')
+          v[--n] = '\0';
+        /* A cgroup that was removed under us reads "/... (deleted)". */
+        if (n > 10 && strcmp (v + n - 10, " (deleted)") == 0)
+          {
+            free (v);
+            return kist_error_make (err, ENOENT, "cgroup: kist's own cgroup /%s was removed", p);
+          }
+        *path = v;
+        return 0;
+      }
+  return kist_error_make (err, ENOENT,
+                          "cgroup: /proc/self/cgroup has no cgroup v2 line (\"0::/path\"); kist "
+                          "supports cgroup v2 only");
+}
+
+/* Refuse "", ".", "..", empty components; the path has no leading '/'. */
+int
+cg_validate_rel (const char *p, const char *what, struct kist_error **err)
+{
+  if (strlen (p) > 4096)
+    return kist_error_make (err, ENAMETOOLONG, "%s: the cgroup path is too long", what);
+  const char *c = p;
+  while (*c)
+    {
+      const char *e = strchrnul (c, '/');
+      size_t n = (size_t) (e - c);
+      if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+        return kist_error_make (err, EINVAL,
+                                "%s: `%s` has an empty, `.` or `..` component; give a clean path "
+                                "below the cgroup2 root such as /kist/c1",
+                                what, p);
+      if (n > 255)
+        return kist_error_make (err, ENAMETOOLONG, "%s: a component of `%s` is too long", what, p);
+      c = *e ? e + 1 : e;
+      if (*e && *c == '\0')
+        return kist_error_make (err, EINVAL, "%s: `%s` ends with '/'", what, p);
+    }
+  return 0;
+}
+
+int
+kist_cgroup_resolve_path (const char *cgroups_path, const char *own, const char *id, char **rel,
+                          struct kist_error **err)
+{
+  const char *what = "linux.cgroupsPath";
+  _cleanup_free_ char *out = NULL;
+  *rel = NULL;
+  own = own ? own : "";
+  while (*own == '/')
+    own++;
+
+  if (cgroups_path == NULL || cgroups_path[0] == '\0')
+    {
+      if (id == NULL || id[0] == '\0' || strchr (id, '/') || strcmp (id, ".") == 0
+          || strcmp (id, "..") == 0)
+        return kist_error_make (err, EINVAL, "cgroup: the container id cannot name a cgroup");
+      /* Ids may be 1024 characters, cgroup names only 255: a long id gets
+       * "@" + its SHA-256, as its state directory does. */
+      char hashed[2 * KIST_SHA256_LEN + 2];
+      if (strlen (id) > 200)
+        {
+          uint8_t digest[KIST_SHA256_LEN];
+          kist_sha256 (id, strlen (id), digest);
+          hashed[0] = '@';
+          kist_sha256_hex (digest, hashed + 1);
+          id = hashed;
+        }
+      out = own[0] ? xasprintf ("%s/kist/%s", own, id) : xasprintf ("kist/%s", id);
+      what = "cgroup scope";
+    }
+  else
+    {
+      if (strchr (cgroups_path, ':') != NULL && cgroups_path[0] != '/')
+        return kist_error_make (err, ENOTSUP,
+                                "linux.cgroupsPath `%s`: the systemd cgroup driver is not "
+                                "implemented; use a path (absolute: below the cgroup2 root, "
+                                "relative: below kist's own cgroup)",
+                                cgroups_path);
+      if (cgroups_path[0] == '/')
+        {
+          const char *p = cgroups_path;
+          while (*p == '/')
+            p++;
+          out = xstrdup (p);
+        }
+      else
+        out = own[0] ? xasprintf ("%s/%s", own, cgroups_path) : xstrdup (cgroups_path);
+    }
+  if (out[0] == '\0')
+    return kist_error_make (err, EINVAL,
+                            "%s: `%s` names the cgroup2 root, which cannot hold a container", what,
+                            cgroups_path ? cgroups_path : "");
+  if (cg_validate_rel (out, what, err) < 0)
+    return -EINVAL;
+  *rel = steal_pointer (&out);
+  return 0;
+}
+
+char *
+cg_read_small (int dirfd, const char *file)
+{
+  char *text = NULL;
+  struct kist_error *e = NULL;
+  if (kist_read_file_at (dirfd, file, CG_FILE_MAX, &text, NULL, &e) < 0)
+    {
+      kist_error_free (e);
+      return NULL;
+    }
+  return text;
+}
+
+/* Open an existing scope given as an absolute path; check it is cgroup2. */
+int
+cg_open_scope (const char *abs_path, struct kist_error **err)
+{
+  if (abs_path == NULL || abs_path[0] != '/')
+    return kist_error_make (err, EINVAL, "cgroup: `%s` is not an absolute cgroup path",
+                            abs_path ? abs_path : "(null)");
+  _cleanup_close_ int fd = open (abs_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return kist_error_make (err, errno, "cgroup: open the scope `%s`", abs_path);
+  struct statfs sfs;
+  if (fstatfs (fd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+    return kist_error_make (err, EXDEV, "cgroup: `%s` is not on a cgroup2 filesystem", abs_path);
+  return steal_fd (&fd);
+}
+
+int
+cg_split_scope (const char *abs_path, char **mount, char **rel, struct kist_error **err)
+{
+  _cleanup_free_ char *m = NULL, *r = NULL;
+  *mount = *rel = NULL;
+  if (kist_cgroup_mount (&m, err) < 0)
+    return -1;
+  size_t ml = strlen (m);
+  if (abs_path == NULL || strncmp (abs_path, m, ml) != 0 || abs_path[ml] != '/')
+    return kist_error_make (err, EINVAL, "cgroup: `%s` is not below the cgroup2 mount %s",
+                            abs_path ? abs_path : "(null)", m);
+  const char *p = abs_path + ml;
+  while (*p == '/')
+    p++;
+  r = xstrdup (p);
+  size_t n = strlen (r);
+  while (n > 0 && r[n - 1] == '/')
+    r[--n] = '\0';
+  if (cg_validate_rel (r, "cgroup scope", err) < 0)
+    return -1;
+  *mount = steal_pointer (&m);
+  *rel = steal_pointer (&r);
+  return 0;
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the layer registry.  Every layer of every operation, declared once,
+ * in the order it runs: kist_create, kist_exec and the sandbox go through
+ * the phases of this one table; the report's vocabulary (the entry names a
+ * report may hold, and their group) is the table's entries, so report.c,
+ * `kist features` and kist-report.5 cannot drift from what runs (a unit test
+ * compares them).
+ *
+ * Adding a layer: one row here, one file with its entry point (layer.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "hooks.h"
+#include "layer.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+/* From here on no process in the container can reach the init through
+ * /proc/PID (fd, mem, ptrace): it becomes non-dumpable before it joins or
+ * creates anything, and stays so until execve (CVE-2016-9962).  The
+ * rootless parent wrote the id maps before GO, while it still could. */
+static int
+nondumpable (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  (void) ctx;
+  (void) r;
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+    return kist_error_make (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
+  return 0;
+}
+
+/* ---- adapters: entry points whose own signature carries more */
+
+static int
+terminal_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  return kist_terminal_prepare (ctx, r, ctx->tty.relay, err);
+}
+
+static int
+seccomp_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  return kist_seccomp_prepare (ctx, ctx->root_fd, &ctx->seccomp, r, err);
+}
+
+static int
+cgroup_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  return kist_cgroup_apply (ctx, r, &ctx->cgroup, err);
+}
+
+static int
+cgroup_open (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  return kist_cgroup_open (ctx->cgroup_path, r, &ctx->cgroup, err);
+}
+
+static int
+cgroup_join (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  return kist_cgroup_join (r, ctx->cgroup, ctx->pid, ctx->cgroup_born_in, err);
+}
+
+/* ---- entry lists */
+
+#define C(n) { n, KIST_GROUP_CONFINEMENT }
+#define L(n) { n, KIST_GROUP_LIMITS }
+#define O(n) { n, KIST_GROUP_OTHER }
+#define E(...) ((const struct kist_entry_def[]){ __VA_ARGS__, { NULL, KIST_GROUP_OTHER } })
+
+#define CR KIST_FOR_CREATE
+#define EX KIST_FOR_EXEC
+#define SB KIST_FOR_SANDBOX
+
+/* The table of contents.  Within a phase, rows run top-down; a row that
+ * appears twice (seccomp, terminal, cgroup) is one layer acting at two
+ * moments, each stated in its `order`. */
+const struct kist_layer_def kist_layers[] = {
+  /* ---- PREPARE: the parent, before clone. */
+  { KIST_PHASE_PREPARE, CR, kist_unsupported_apply, NULL,
+    E (C ("apparmor"), C ("selinux"), O ("intel_rdt"), O ("net_devices")),
+    "refused before anything is made: nothing to clean up" },
+  { KIST_PHASE_PREPARE, CR | EX, terminal_prepare, NULL, E (O ("terminal")),
+    "process.terminal: where the master goes (console socket, relay)" },
+  { KIST_PHASE_PREPARE, CR | EX, seccomp_prepare, NULL, E (C ("seccomp")),
+    "the filter compiled (or taken from the cache) once, so the child only loads it" },
+  { KIST_PHASE_PREPARE, CR, cgroup_prepare, NULL, E (L ("cgroup"), L ("cgroup.*")),
+    "the scope and its limits exist before the child does (it is born in it)" },
+  { KIST_PHASE_PREPARE, EX, cgroup_open, NULL, E (L ("cgroup")),
+    "the container's scope (state.json), opened for the process to be born in" },
+
+  /* ---- ENTER: the parent, after clone, while the child waits for GO. */
+  { KIST_PHASE_ENTER, CR | EX, cgroup_join, NULL, E (L ("cgroup"), L ("cgroup.v1")),
+    "joined: born in the scope by clone3, else moved through cgroup.procs; read back from "
+    "/proc/PID/cgroup, with the v1 hierarchies it inherited on a hybrid host" },
+  { KIST_PHASE_ENTER, CR, kist_idmap_apply, NULL, E (C ("idmap.uid"), C ("idmap.gid")),
+    "uid_map, setgroups, gid_map of the waiting child, before it does anything" },
+
+  /* ---- SETUP: in the container (the init; exec's process from
+   * `terminal` on). */
+  { KIST_PHASE_SETUP, EX, kist_exec_cpu_affinity_initial, NULL, E (O ("exec_cpu_affinity")),
+    "execCPUAffinity.initial, for the setup itself (records only a failure)" },
+  { KIST_PHASE_SETUP, CR, kist_oom_apply, NULL, E (L ("oom_score_adj")),
+    "while the init has kist's credentials and /proc/self is still its own to write" },
+  { KIST_PHASE_SETUP, CR, nondumpable, NULL, NULL,
+    "no entry: before the init joins or creates anything (CVE-2016-9962)" },
+  { KIST_PHASE_SETUP, CR, kist_ns_apply, NULL,
+    E (C ("namespace.user"), C ("namespace.mount"), C ("namespace.pid"), C ("namespace.net"),
+       C ("namespace.uts"), C ("namespace.ipc"), C ("namespace.cgroup"), C ("namespace.time")),
+    "joins by path, the time namespace's offsets, every namespace read back" },
+  { KIST_PHASE_SETUP, CR, kist_net_apply, NULL, E (C ("network.loopback")),
+    "before the hooks, which may add links (docker's prestart moves eth0 in)" },
+  { KIST_PHASE_SETUP, CR, kist_rootfs_prepare, NULL, E (C ("rootfs.propagation"), C ("rootfs.bind")),
+    NULL },
+  { KIST_PHASE_SETUP, CR, kist_mounts_apply, NULL, E (C ("mounts")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_terminal_apply, NULL, E (O ("terminal")),
+    "the pty of the container's devpts (mounted by now); /dev/console in the init only" },
+  { KIST_PHASE_SETUP, CR, kist_dev_apply, NULL, E (C ("dev")),
+    "last of the /dev work: a read-only /dev tmpfs goes read-only here" },
+  { KIST_PHASE_SETUP, CR, kist_hooks_create_apply, NULL,
+    E (O ("hooks.prestart"), O ("hooks.createRuntime"), O ("hooks.createContainer")),
+    "prestart and createRuntime run by the parent while the init waits; createContainer in "
+    "the container, before pivot_root" },
+  { KIST_PHASE_SETUP, CR, kist_rootfs_pivot, NULL, E (C ("rootfs.pivot_root")), NULL },
+  { KIST_PHASE_SETUP, CR, kist_uts_apply, NULL, E (C ("hostname"), C ("domainname")), NULL },
+  { KIST_PHASE_SETUP, CR, kist_sysctl_apply, NULL, E (C ("sysctl")),
+    "after pivot_root (the container's /proc/sys), before the read-only paths" },
+  { KIST_PHASE_SETUP, CR, kist_paths_apply, NULL, E (C ("masked_paths"), C ("readonly_paths")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_process_prepare, NULL, E (O ("cwd"), C ("environment")),
+    "cwd created before the root goes read-only; the executable resolved in the root" },
+  { KIST_PHASE_SETUP, CR, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_rlimits_apply, NULL, E (L ("rlimit"), L ("rlimit.*")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority")),
+    "before the user switch and any filter" },
+  { KIST_PHASE_SETUP, CR | EX, kist_scheduler_apply, NULL, E (O ("scheduler")),
+    "before the user switch (SCHED_FIFO needs CAP_SYS_NICE)" },
+  { KIST_PHASE_SETUP, CR | EX, kist_personality_apply, NULL, E (O ("personality")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_memory_policy_apply, NULL, E (O ("memory_policy")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply_early, NULL, E (C ("seccomp")),
+    "here only without no_new_privileges: loading needs CAP_SYS_ADMIN, which the user switch "
+    "and the capability sets take away (as runc)" },
+  { KIST_PHASE_SETUP, CR | EX, kist_user_apply, NULL, E (C ("user")),
+    "additionalGids, gid, uid, umask; capabilities kept for the next row" },
+  { KIST_PHASE_SETUP, CR | EX, kist_caps_apply, NULL, E (C ("capabilities")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_nnp_apply, NULL, E (C ("no_new_privileges")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply, NULL, E (C ("seccomp")),
+    "here only a filter with a notify listener (its fd goes to the parent that still waits); "
+    "every other one in START" },
+  { KIST_PHASE_SETUP, CR | EX, kist_exec_cpu_affinity_apply, NULL, E (O ("exec_cpu_affinity")),
+    "final, as late as possible; for the init: not applicable, says so" },
+
+  /* ---- START: in the container, the last steps before execve. */
+  { KIST_PHASE_START, CR, kist_hooks_start_container, NULL, E (O ("hooks.startContainer")),
+    "after `start`, in the container, before the process" },
+  { KIST_PHASE_START, CR | EX, NULL, "kist_process_exec (process.c), after the rows above",
+    E (C ("session"), C ("parent_death_signal"), C ("fds"), C ("seccomp"), O ("exec")),
+    "a new session, the parent-death signal (sandbox), every fd kist holds closed, the filter "
+    "last of all, READY, execve; "
+    "`exec` is recorded by the caller when the close-on-exec connection closes" },
+
+  /* ---- AFTER: kist, once the process runs or ended. */
+  { KIST_PHASE_AFTER, CR, NULL, "kist start (hooks.c), after the execve", E (O ("hooks.poststart")),
+    NULL },
+  { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), while it waits", E (O ("timeout")),
+    NULL },
+  { KIST_PHASE_AFTER, CR, NULL, "kist delete (hooks.c), after the container is gone",
+    E (O ("hooks.poststop")), NULL },
+  { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), in its teardown", E (O ("workspace")),
+    "--workspace: committed or discarded once every process is gone" },
+  { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), at its end", E (O ("teardown")),
+    "every process, the scope, the state and the workspace removed" },
+};
+
+const size_t kist_n_layers = KIST_ARRAY_SIZE (kist_layers);
+
+const struct kist_layer_def *
+kist_layer_next (const struct kist_layer_def *prev, enum kist_phase phase, unsigned op)
+{
+  const struct kist_layer_def *end = kist_layers + kist_n_layers;
+  for (const struct kist_layer_def *d = prev ? prev + 1 : kist_layers; d < end; d++)
+    if (d->phase == phase && (d->ops & op) && d->apply)
+      return d;
+  return NULL;
+}
+
+int
+kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx, struct kist_report *r,
+                 size_t *sent, struct kist_error **err)
+{
+  for (const struct kist_layer_def *d = NULL; (d = kist_layer_next (d, phase, op));)
+    {
+      int ret = d->apply (ctx, r, err);
+      if (kist_sync_send_layers (ctx->sync_fd, r, *sent, sent) < 0)
+        _exit (KIST_EXIT_FAILURE); /* the parent is gone: nobody to tell */
+      if (ret < 0)
+        return ret;
+    }
+  return 0;
+}
+
+int
+kist_layers_run_parent (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
+                        struct kist_report *r, struct kist_error **err)
+{
+  for (const struct kist_layer_def *d = NULL; (d = kist_layer_next (d, phase, op));)
+    if (d->apply (ctx, r, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* Does NAME equal the entry, or (a family "P.*") start with "P." and go on? */
+static bool
+entry_matches (const char *entry, const char *name)
+{
+  size_t el = strlen (entry);
+  if (el >= 2 && entry[el - 1] == '*' && entry[el - 2] == '.')
+    return strncmp (name, entry, el - 1) == 0 && name[el - 1] != '\0';
+  return strcmp (name, entry) == 0;
+}
+
+static const struct kist_entry_def *
+entry_find (const char *name)
+{
+  if (name == NULL)
+    return NULL;
+  /* An exact entry wins over a family ("cgroup" is not "cgroup.*"). */
+  const struct kist_entry_def *family = NULL;
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+      if (entry_matches (e->name, name))
+        {
+          if (strchr (e->name, '*') == NULL)
+            return e;
+          family = family ? family : e;
+        }
+  return family;
+}
+
+bool
+kist_layer_known (const char *name)
+{
+  return entry_find (name) != NULL;
+}
+
+enum kist_group
+kist_layer_group (const char *name)
+{
+  const struct kist_entry_def *e = entry_find (name);
+  return e ? e->group : KIST_GROUP_OTHER;
+}
+
+void
+kist_layer_vocabulary (void (*fn) (const char *name, enum kist_group group, void *arg), void *arg)
+{
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+      {
+        bool seen = false;
+        for (size_t j = 0; j <= i && !seen; j++)
+          for (const struct kist_entry_def *f = kist_layers[j].entries; f && f->name && f != e; f++)
+            if (strcmp (f->name, e->name) == 0)
+              {
+                seen = true;
+                break;
+              }
+        if (!seen)
+          fn (e->name, e->group, arg);
+      }
+}
