@@ -8,6 +8,7 @@
 #   5. mandoc -T lint -W warning man/*   must print nothing
 #   6. tests/integration/run.sh          against _build/kist (needs root)
 #      tests/security/run.sh             one test per published CVE class
+#      tests/truth/run.sh                every report entry against an observer outside
 #      tests/fault/run.sh                kill -9 at every step, concurrency, full disk
 #   7. tests/fuzz/run.sh                 libFuzzer targets, bounded (KIST_FUZZ_SECONDS
 #                                        per target, default 10)
@@ -207,7 +208,7 @@ harness_stage ()
 }
 
 # ---- 6. integration, security and fault tests -----------------------------------------
-for suite in integration security fault engines; do
+for suite in integration security truth fault engines; do
   if [ -n "$built" ]; then
     say "$suite tests (tests/$suite/run.sh, KIST=_build/kist)"
     KIST=$REPO/_build/kist harness_stage "$suite tests" "_build/$suite.log" \
