@@ -2,15 +2,18 @@
 /* kist: exec a new process in a running container (runc exec).
  *
  *   parent   check the container runs, load its config, replace the process,
- *            prepare seccomp, open the init's /proc/PID/ns/ files, clone the
- *            helper into the cgroup scope (clone3 CLONE_INTO_CGROUP, else
- *            cgroup.procs), then collect report entries until the exec
+ *            the registry's PREPARE layers for exec (layer.c: terminal,
+ *            seccomp, the scope), open the init's /proc/PID/ns/ files, clone
+ *            the helper into the scope, the ENTER layers (join, read back),
+ *            then collect report entries; at READY it verifies from outside
+ *            (verify.c) and gives the word to execve
  *   helper   joins every namespace of the init (user first, mount last) and
  *            verifies each; a pid namespace takes effect for children only,
  *            so it forks the final process, sends its pid and exits
- *   process  the process layers, in the order of the init (container.c),
- *            READY, execve; the sync socket is close-on-exec, so the parent
- *            sees EOF exactly when execve succeeded.
+ *   process  the registry's SETUP layers for exec, in the init's order, then
+ *            kist_process_exec: READY, the parent's word, execve; the sync
+ *            socket is close-on-exec, so the parent sees EOF exactly when
+ *            execve succeeded.
  *
  * kist is a child subreaper while it waits, so that the final process (whose
  * parent, the helper, exits) is reparented to kist and can be waited for. */
