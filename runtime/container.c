@@ -364,52 +364,64 @@ join_pid_ns_for_children (const struct kist_spec *s, struct kist_error **err)
   return 0;
 }
 
-int
-kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid_t *pid_out,
-             struct kist_report **report, struct kist_error **err)
+/* Everything one create holds until it is committed or undone. */
+struct create_job
 {
-  _cleanup_spec_ struct kist_spec *spec = NULL;
-  _cleanup_free_ char *root = NULL;
-  _cleanup_close_ int rootfd = -1, bundle_fd = -1, state_dirfd = -1, sync_parent = -1, sync_child = -1;
-  _cleanup_close_ int start_fd = -1;
-  _cleanup_free_ char *bundle_owned = NULL, *rootfs_owned = NULL, *created = NULL, *owner = NULL,
-                        *annotations = NULL;
-  struct kist_ctx ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .root_fd = -1, .dev_ro_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
-                          .state_dirfd = -1, .preserve_fds = o->preserve_fds,
-                          .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
-                          .console_socket = o->console_socket, .pid_file = o->pid_file,
-                          .die_with_parent = o->die_with_parent, .exact_env = o->exact_env,
-                          .tty = { .slave = -1, .index = -1, .master = -1, .console = true } };
-  struct kist_report *r = NULL;
-  _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
-  _cleanup_cgroup_ struct kist_cgroup *cgroup = NULL;
-  _cleanup_free_ char *cgroup_abs = NULL, *cgroup_created_abs = NULL;
-  bool state_created = false, report_written = false;
-  int ret;
+  const struct kist_globals *g;
+  const struct kist_create_opts *o;
+  struct kist_ctx ctx;
+  struct kist_spec *spec;
+  struct kist_report *r;         /* handed to the caller (*report) once made */
+  struct kist_state intent;      /* state.json while creating: an intent record */
+  char *root, *bundle, *rootfs, *created, *owner, *annotations, *cgroup_abs, *cgroup_created_abs;
+  int rootfd, bundle_fd, state_dirfd, sync_parent, sync_child, start_fd;
+  bool state_created, report_written;
+};
 
+static void
+create_job_free (struct create_job *j)
+{
+  kist_spec_free (j->spec);
+  kist_seccomp_free (j->ctx.seccomp);
+  kist_cgroup_free (j->ctx.cgroup);
+  free (j->root);
+  free (j->bundle);
+  free (j->rootfs);
+  free (j->created);
+  free (j->owner);
+  free (j->annotations);
+  free (j->cgroup_abs);
+  free (j->cgroup_created_abs);
+  const int fds[] = { j->rootfd, j->bundle_fd, j->state_dirfd, j->sync_parent, j->sync_child,
+                      j->start_fd };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (fds); i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+/* The bundle and its config, checked whole before any state exists: a
+ * config error leaves nothing to clean up. */
+static int
+create_load (struct create_job *j, struct kist_error **err)
+{
+  const struct kist_create_opts *o = j->o;
   if (kist_id_validate (o->id, err) < 0)
     return -1;
-  if (g->systemd_cgroup)
+  if (j->g->systemd_cgroup)
     return kist_error_make (err, ENOTSUP,
                             "--systemd-cgroup: the systemd cgroup driver is not implemented by kist; "
                             "drop the flag (kist uses cgroupfs paths)");
-  if (o->pty_master)
-    *o->pty_master = -1;
-
-  /* The bundle and its config. */
   const char *bundle = o->bundle ? o->bundle : ".";
-  ctx.bundle = realpath (bundle, NULL);
-  if (ctx.bundle == NULL)
+  j->ctx.bundle = j->bundle = realpath (bundle, NULL);
+  if (j->bundle == NULL)
     return kist_error_make (err, errno, "bundle `%s`", bundle);
-  bundle_owned = ctx.bundle;
-  bundle_fd = open (ctx.bundle, O_DIRECTORY | O_CLOEXEC);
-  if (bundle_fd < 0)
-    return kist_error_make (err, errno, "bundle `%s`", ctx.bundle);
-  ctx.bundle_fd = bundle_fd;
-  if (o->config_json ? kist_spec_parse (o->config_json, o->config_len, &spec, err) < 0
-                     : kist_spec_load (bundle_fd, &spec, err) < 0)
-    return kist_error_wrap (err, "bundle `%s`", ctx.bundle);
-  ctx.spec = spec;
+  j->ctx.bundle_fd = j->bundle_fd = open (j->bundle, O_DIRECTORY | O_CLOEXEC);
+  if (j->bundle_fd < 0)
+    return kist_error_make (err, errno, "bundle `%s`", j->bundle);
+  if (o->config_json ? kist_spec_parse (o->config_json, o->config_len, &j->spec, err) < 0
+                     : kist_spec_load (j->bundle_fd, &j->spec, err) < 0)
+    return kist_error_wrap (err, "bundle `%s`", j->bundle);
+  struct kist_spec *spec = j->ctx.spec = j->spec;
   if (spec->process == NULL)
     return kist_error_make (err, EINVAL, "config.json: process: required to create a container");
   if (spec->linux_ == NULL || !spec->linux_->ns[KIST_NS_MOUNT].present)
@@ -418,8 +430,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                             "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
   if (kist_ns_check (spec, err) < 0)
     return -1;
-  /* linux.resources is checked whole before any state exists: a config
-   * error leaves nothing to clean up (the cgroup layer builds the same plan). */
+  /* linux.resources whole (the cgroup layer builds the same plan). */
   if (kist_cgroup_plan_check (spec, err) < 0)
     return -1;
   if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present)
@@ -428,204 +439,185 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
                             "config asks for no user namespace; a rootless container needs one "
                             "(write the config with `kist spec --rootless`)",
                             (unsigned) geteuid ());
-  if (resolve_rootfs (&ctx, err) < 0)
+  if (resolve_rootfs (&j->ctx, err) < 0)
     return -1;
-  rootfs_owned = ctx.rootfs;
-  ctx.userns = spec->linux_->ns[KIST_NS_USER].present;
+  j->rootfs = j->ctx.rootfs;
+  j->ctx.userns = spec->linux_->ns[KIST_NS_USER].present;
+  return 0;
+}
 
-  /* The state directory: from here on, a failure removes it again. */
-  rootfd = kist_state_root_open (g->root, &root, err);
-  if (rootfd < 0)
+/* The state directory, locked, with state.json as an intent record
+ * (creating): it is rewritten before each resource is made (the cgroup scope
+ * kist is about to create, the init pid and start time as soon as clone
+ * returned), so that `delete` and `kist gc` find and remove what a killed
+ * create left.  From here on, a failure removes it again.  Then the report
+ * and the hooks kept for later. */
+static int
+create_state (struct create_job *j, struct kist_report **report, struct kist_error **err)
+{
+  const struct kist_create_opts *o = j->o;
+  j->rootfd = kist_state_root_open (j->g->root, &j->root, err);
+  if (j->rootfd < 0)
     return -1;
-  /* Until the init is ready, state.json is an intent record (creating): it
-   * is rewritten before each resource is made (the cgroup scope kist is about
-   * to create, the init pid and start time as soon as clone returned), so that
-   * `delete` and `kist gc` find and remove what a killed create left.  The
-   * state dir appears already locked and holding it (kist_state_create). */
-  created = kist_time_rfc3339 ();
-  owner = xasprintf ("%u", (unsigned) geteuid ());
-  struct kist_state intent = { .id = (char *) o->id, .bundle = ctx.bundle, .rootfs = ctx.rootfs,
-                               .created = created, .owner = owner,
-                               .oci_version = spec->oci_version, .deadline = o->deadline,
-                               .kist_pid = o->die_with_parent ? getpid () : 0,
-                               .kist_pid_start_time
-                               = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0,
-                               .creating = true, .creator_pid = getpid (),
-                               .creator_start_time = kist_pid_start_time (getpid ()) };
-  if (kist_state_create_with (rootfd, o->id, &intent, &state_dirfd, err) < 0)
+  j->created = kist_time_rfc3339 ();
+  j->owner = xasprintf ("%u", (unsigned) geteuid ());
+  j->intent = (struct kist_state){ .id = (char *) o->id, .bundle = j->bundle,
+                                   .rootfs = j->rootfs, .created = j->created,
+                                   .owner = j->owner, .oci_version = j->spec->oci_version,
+                                   .deadline = o->deadline,
+                                   .kist_pid = o->die_with_parent ? getpid () : 0,
+                                   .kist_pid_start_time
+                                   = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0,
+                                   .creating = true, .creator_pid = getpid (),
+                                   .creator_start_time = kist_pid_start_time (getpid ()) };
+  if (kist_state_create_with (j->rootfd, o->id, &j->intent, &j->state_dirfd, err) < 0)
     return -1;
-  state_created = true;
-  ctx.state_dirfd = state_dirfd;
+  j->state_created = true;
+  j->ctx.state_dirfd = j->state_dirfd;
+  *report = j->r = kist_report_new (o->id, o->operation, o->allow_degraded);
+  return kist_hooks_store (&j->ctx, err);
+}
 
-  r = kist_report_new (o->id, o->operation, o->allow_degraded);
-  *report = r;
-  if ((ret = kist_hooks_store (&ctx, err)) < 0)
-    goto fail;
-
-  /* The intent record names the scope before the cgroup layer makes it. */
-  {
-    const char *cgp = spec->linux_ ? spec->linux_->cgroups_path : NULL;
-    kist_state_cgroup_intent (cgp, o->id, &cgroup_abs, &cgroup_created_abs);
-    if (cgroup_abs != NULL)
-      {
-        intent.cgroup_path = cgroup_abs;
-        intent.cgroup_created = cgroup_created_abs;
-        if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
-          goto fail;
-      }
-  }
-  /* PREPARE: the registry's parent layers before clone (layer.c). */
-  ctx.root_fd = rootfd;
-  ctx.tty.relay = o->pty_master != NULL;
-  ret = kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_CREATE, &ctx, r, err);
-  seccomp = ctx.seccomp; /* owned here from now on, also on failure */
-  cgroup = ctx.cgroup;
-  if (ret < 0)
-    goto fail;
-  free (cgroup_abs);
-  free (cgroup_created_abs);
-  cgroup_abs = cgroup_created_abs = NULL;
-  if (cgroup)
+/* The intent record names the scope: before the cgroup layer makes it (the
+ * path kist is about to create), and after (the one it made, if any). */
+static int
+create_record_scope (struct create_job *j, bool made, struct kist_error **err)
+{
+  free (j->cgroup_abs);
+  free (j->cgroup_created_abs);
+  j->cgroup_abs = j->cgroup_created_abs = NULL;
+  const struct kist_cgroup *cg = j->ctx.cgroup;
+  if (!made)
+    kist_state_cgroup_intent (j->spec->linux_->cgroups_path, j->o->id, &j->cgroup_abs,
+                              &j->cgroup_created_abs);
+  else if (cg)
     {
-      cgroup_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
-      if (cgroup->created_from)
-        cgroup_created_abs = xasprintf ("%s/%s", cgroup->mount, cgroup->created_from);
+      j->cgroup_abs = xasprintf ("%s/%s", cg->mount, cg->path);
+      if (cg->created_from)
+        j->cgroup_created_abs = xasprintf ("%s/%s", cg->mount, cg->created_from);
     }
-  intent.cgroup_path = cgroup_abs;
-  intent.cgroup_created = cgroup_created_abs;
-  if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
-    goto fail;
-  if ((ret = kist_ns_host_inodes (&ctx, err)) < 0)
-    goto fail;
+  if (!made && j->cgroup_abs == NULL)
+    return 0;
+  j->intent.cgroup_path = j->cgroup_abs;
+  j->intent.cgroup_created = j->cgroup_created_abs;
+  return kist_state_write (j->state_dirfd, &j->intent, err);
+}
+
+/* The init: the sync socket, the start socket, a pid namespace joined for
+ * children, clone (into the scope), and its pid in the intent record.  The
+ * child goes on in init_main and never returns here. */
+static int
+create_spawn (struct create_job *j, struct kist_error **err)
+{
+  struct kist_ctx *ctx = &j->ctx;
+  if (kist_ns_host_inodes (ctx, err) < 0)
+    return -1;
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-    {
-      ret = kist_error_make (err, errno, "socketpair");
-      goto fail;
-    }
-  sync_parent = pair[0];
-  sync_child = pair[1];
-  start_fd = start_socket (state_dirfd, true, err);
-  if (start_fd < 0)
-    {
-      ret = -1;
-      goto fail;
-    }
-  if ((ret = join_pid_ns_for_children (spec, err)) < 0)
-    goto fail;
+    return kist_error_make (err, errno, "socketpair");
+  j->sync_parent = pair[0];
+  j->sync_child = pair[1];
+  j->start_fd = start_socket (j->state_dirfd, true, err);
+  if (j->start_fd < 0 || join_pid_ns_for_children (j->spec, err) < 0)
+    return -1;
 
-  pid_t pid = kist_cgroup_clone (kist_ns_clone_flags (spec), cgroup ? cgroup->dirfd : -1,
-                                 &ctx.cgroup_born_in);
+  unsigned long flags = kist_ns_clone_flags (j->spec);
+  pid_t pid = kist_cgroup_clone (flags, ctx->cgroup ? ctx->cgroup->dirfd : -1,
+                                 &ctx->cgroup_born_in);
   if (pid < 0)
     {
       int e = errno;
-      _cleanup_free_ char *hint
-          = (kist_ns_clone_flags (spec) & CLONE_NEWUSER) ? kist_ns_userns_hint () : NULL;
-      ret = kist_error_make (err, e, "clone the container init (namespaces: 0x%lx)%s%s",
-                             kist_ns_clone_flags (spec), hint ? ": " : "", hint ? hint : "");
-      goto fail;
+      _cleanup_free_ char *hint = (flags & CLONE_NEWUSER) ? kist_ns_userns_hint () : NULL;
+      return kist_error_make (err, e, "clone the container init (namespaces: 0x%lx)%s%s", flags,
+                              hint ? ": " : "", hint ? hint : "");
     }
   if (pid == 0)
     {
       /* The state dir fd carries the flock of this create: the init must not
        * keep it (nor the state root) open while it waits for start. */
-      close (sync_parent);
-      close (state_dirfd);
-      close (rootfd);
-      if (cgroup)
-        close (cgroup->dirfd); /* the host's cgroup directory: not for the container */
-      ctx.state_dirfd = ctx.root_fd = -1;
-      ctx.sync_fd = sync_child;
-      ctx.start_fd = start_fd;
-      init_main (&ctx, o->operation, o->allow_degraded);
+      close (j->sync_parent);
+      close (j->state_dirfd);
+      close (j->rootfd);
+      if (ctx->cgroup)
+        close (ctx->cgroup->dirfd); /* the host's cgroup directory: not for the container */
+      ctx->state_dirfd = ctx->root_fd = -1;
+      ctx->sync_fd = j->sync_child;
+      ctx->start_fd = j->start_fd;
+      init_main (ctx, j->o->operation, j->o->allow_degraded);
     }
-  ctx.pid = pid;
-  intent.pid = pid;
-  intent.pid_start_time = kist_pid_start_time (pid);
-  if ((ret = kist_state_write (state_dirfd, &intent, err)) < 0)
-    goto fail;
-  close (sync_child);
-  sync_child = -1;
-  ctx.sync_fd = sync_parent;
-  r->pid = pid;
+  ctx->pid = j->r->pid = j->intent.pid = pid;
+  j->intent.pid_start_time = kist_pid_start_time (pid);
+  close (j->sync_child);
+  j->sync_child = -1;
+  ctx->sync_fd = j->sync_parent;
+  return kist_state_write (j->state_dirfd, &j->intent, err);
+}
 
-  /* ENTER: the registry's parent layers while the init waits for GO. */
-  if ((ret = kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &ctx, r, err)) < 0)
-    goto fail;
-  if (kist_sync_send (ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)
-    {
-      ret = kist_error_make (err, errno, "the container init is gone before setup");
-      goto fail;
-    }
-  if ((ret = collect_init (&ctx, r, err)) < 0
-      || (ret = kist_terminal_deliver (&ctx, r, err)) < 0)
-    goto fail;
-
-  /* Ready.  Record the state, the report, the pid file. */
-  struct kist_state st = intent;
+/* Ready: the state, the report, the pid file, then COMMIT: the init may
+ * outlive us from now on; it acknowledges once its parent-death signal is
+ * cleared. */
+static int
+create_commit (struct create_job *j, struct kist_error **err)
+{
+  const struct kist_create_opts *o = j->o;
+  struct kist_state st = j->intent;
   st.creating = false;
-  st.annotations_json = annotations = kist_annotations_json (spec);
-  if ((ret = kist_state_write (state_dirfd, &st, err)) < 0)
-    goto fail;
-  if ((ret = store_report (state_dirfd, r, err)) < 0)
+  st.annotations_json = j->annotations = kist_annotations_json (j->spec);
+  if (kist_state_write (j->state_dirfd, &st, err) < 0)
+    return -1;
+  if (store_report (j->state_dirfd, j->r, err) < 0)
+    return kist_error_wrap (err,
+                            "store the report in the state directory of container `%s` under `%s`",
+                            o->id, j->root);
+  if (o->pid_file && kist_write_pid_file (o->pid_file, j->ctx.pid, err) < 0)
+    return -1;
+  if (!o->report_at_start && kist_create_write_report (o, j->r, err) < 0)
     {
-      kist_error_wrap (err, "store the report in the state directory of container `%s` under `%s`",
-                       o->id, root);
-      goto fail;
+      j->report_written = true; /* do not try (and fail) again when undoing */
+      return -1;
     }
-  if (o->pid_file && (ret = kist_write_pid_file (o->pid_file, pid, err)) < 0)
-    goto fail;
-  if (!o->report_at_start && (ret = kist_create_write_report (o, r, err)) < 0)
-    {
-      report_written = true; /* do not try (and fail) again below */
-      goto fail;
-    }
-  /* COMMIT: the state is on disk, so the init may now outlive us; it
-   * acknowledges once its parent-death signal is cleared. */
-  {
-    char ack = 0;
-    _cleanup_free_ char *ackp = NULL;
-    if (kist_sync_send (ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0
-        || kist_sync_recv (ctx.sync_fd, &ack, &ackp, NULL) < 0 || ack != KIST_SYNC_READY)
-      {
-        ret = kist_error_make (err, errno,
-                               "the container init died before the create was committed");
-        goto fail;
-      }
-  }
-  {
-    /* What an engine's user sees in its log: allowed to degrade is not silent. */
-    _cleanup_free_ char *missing = kist_report_missing_text (r),
-                        *ungranted = kist_caps_unknown_text (spec->process->capabilities);
-    if (ungranted)
-      kist_log_warn ("container `%s`: capabilities not granted (a grant that cannot be given "
-                     "leaves it more confined): %s",
-                     o->id, ungranted);
-    if (missing)
-      kist_log_warn ("container `%s` runs without part of its configuration (allowed to "
-                     "degrade): %s; `kist report %s` has the details",
-                     o->id, missing, o->id);
-  }
-  *pid_out = pid;
-  if (o->pty_master)
-    *o->pty_master = ctx.tty.master;
-  return 0;
+  char ack = 0;
+  _cleanup_free_ char *ackp = NULL;
+  if (kist_sync_send (j->ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0
+      || kist_sync_recv (j->ctx.sync_fd, &ack, &ackp, NULL) < 0 || ack != KIST_SYNC_READY)
+    return kist_error_make (err, errno, "the container init died before the create was committed");
 
-fail:
-  if (ctx.tty.master >= 0)
-    close (ctx.tty.master);
-  if (ctx.pid > 0)
+  /* What an engine's user sees in its log: allowed to degrade is not silent. */
+  _cleanup_free_ char *missing = kist_report_missing_text (j->r),
+                      *ungranted = kist_caps_unknown_text (j->spec->process->capabilities);
+  if (ungranted)
+    kist_log_warn ("container `%s`: capabilities not granted (a grant that cannot be given "
+                   "leaves it more confined): %s",
+                   o->id, ungranted);
+  if (missing)
+    kist_log_warn ("container `%s` runs without part of its configuration (allowed to "
+                   "degrade): %s; `kist report %s` has the details",
+                   o->id, missing, o->id);
+  return 0;
+}
+
+/* A create that failed: the init killed, the scope and the state dir
+ * removed, the failed hooks' poststop run, the report written anyway (it
+ * says what was applied and what failed). */
+static void
+create_undo (struct create_job *j)
+{
+  const struct kist_create_opts *o = j->o;
+  struct kist_ctx *ctx = &j->ctx;
+  if (ctx->tty.master >= 0)
+    close (steal_fd (&ctx->tty.master));
+  if (ctx->pid > 0)
     {
-      kill (ctx.pid, SIGKILL);
-      while (waitpid (ctx.pid, NULL, 0) < 0 && errno == EINTR)
+      kill (ctx->pid, SIGKILL);
+      while (waitpid (ctx->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     }
-  if (cgroup)
+  const struct kist_cgroup *cg = ctx->cgroup;
+  if (cg)
     {
-      _cleanup_free_ char *abs = xasprintf ("%s/%s", cgroup->mount, cgroup->path);
-      _cleanup_free_ char *top = cgroup->created_from
-                                     ? xasprintf ("%s/%s", cgroup->mount, cgroup->created_from)
-                                     : NULL;
+      _cleanup_free_ char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
+      _cleanup_free_ char *top
+          = cg->created_from ? xasprintf ("%s/%s", cg->mount, cg->created_from) : NULL;
       _cleanup_error_ struct kist_error *cerr = NULL;
       if (kist_cgroup_remove (abs, top, &cerr) < 0)
         {
@@ -634,25 +626,69 @@ fail:
           kist_log_error ("cleanup after a failed create: %s; the state dir is kept: remove the "
                           "rest with `kist delete --force %s`",
                           cerr->msg, o->id);
-          state_created = false;
+          j->state_created = false;
         }
     }
-  kist_hooks_create_failed (&ctx, r); /* a failed hook: poststop after the destroy */
-  if (r && !report_written)
+  kist_hooks_create_failed (ctx, j->r); /* a failed hook: poststop after the destroy */
+  if (j->r && !j->report_written)
     {
-      /* The report says what was applied and what failed; write it anyway. */
       _cleanup_error_ struct kist_error *werr = NULL;
-      kist_create_write_report (o, r, &werr);
+      kist_create_write_report (o, j->r, &werr);
       if (werr)
         kist_log_warn ("%s", werr->msg);
     }
-  if (state_created)
+  if (j->state_created)
     {
       _cleanup_error_ struct kist_error *rerr = NULL;
-      if (kist_state_remove (rootfd, o->id, &rerr) < 0)
+      if (kist_state_remove (j->rootfd, o->id, &rerr) < 0)
         kist_log_error ("cleanup after a failed create: %s", rerr->msg);
     }
-  return ret < 0 ? ret : -1;
+}
+
+/* The create, as a table of contents: the registry's PREPARE layers, the
+ * init, its ENTER layers, its SETUP layers (collected), the commit. */
+int
+kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid_t *pid_out,
+             struct kist_report **report, struct kist_error **err)
+{
+  __attribute__ ((cleanup (create_job_free))) struct create_job j = {
+    .g = g, .o = o, .rootfd = -1, .bundle_fd = -1, .state_dirfd = -1, .sync_parent = -1,
+    .sync_child = -1, .start_fd = -1,
+    .ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .root_fd = -1, .dev_ro_fd = -1, .exec_fd = -1,
+             .sync_fd = -1, .start_fd = -1, .state_dirfd = -1, .bundle_fd = -1,
+             .preserve_fds = o->preserve_fds, .no_pivot = o->no_pivot,
+             .no_new_keyring = o->no_new_keyring, .console_socket = o->console_socket,
+             .pid_file = o->pid_file, .die_with_parent = o->die_with_parent,
+             .exact_env = o->exact_env, .tty = { .slave = -1, .index = -1, .master = -1,
+                                                 .console = true, .relay = o->pty_master != NULL } }
+  };
+  if (o->pty_master)
+    *o->pty_master = -1;
+  if (create_load (&j, err) < 0)
+    return -1;
+  if (create_state (&j, report, err) < 0 || create_record_scope (&j, false, err) < 0)
+    goto fail;
+  j.ctx.root_fd = j.rootfd;
+  if (kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
+      || create_record_scope (&j, true, err) < 0 || create_spawn (&j, err) < 0
+      || kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0)
+    goto fail;
+  if (kist_sync_send (j.ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)
+    {
+      kist_error_make (err, errno, "the container init is gone before setup");
+      goto fail;
+    }
+  if (collect_init (&j.ctx, j.r, err) < 0 || kist_terminal_deliver (&j.ctx, j.r, err) < 0
+      || create_commit (&j, err) < 0)
+    goto fail;
+  *pid_out = j.ctx.pid;
+  if (o->pty_master)
+    *o->pty_master = steal_fd (&j.ctx.tty.master);
+  return 0;
+
+fail:
+  create_undo (&j);
+  return -1;
 }
 
 /* ------------------------------------------------------------- commands */
