@@ -505,200 +505,211 @@ collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_err
 }
 
 
-int
-kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *pid_out,
-           struct kist_error **err)
+/* What one exec holds on the parent's side, until it returns. */
+struct exec_parent
 {
-  _cleanup_close_ int rootfd = -1, dirfd = -1, bundle_fd = -1, sync_child = -1;
-  _cleanup_cgroup_ struct kist_cgroup *cg = NULL;
-  _cleanup_close_ int sync_parent = -1;
-  _cleanup_spec_ struct kist_spec *spec = NULL;
-  _cleanup_seccomp_ struct kist_seccomp *seccomp = NULL;
-  _cleanup_report_ struct kist_report *r = NULL;
-  _cleanup_free_ char *root = NULL;
-  struct kist_state st = { 0 };
-  struct exec_job j = { .o = o };
-  pid_t gpid = 0;
-  int ret = -1;
+  const struct kist_globals *g;
+  struct exec_job j;
+  struct kist_spec *spec;
+  struct kist_report *r;
+  struct kist_state st;
+  char *root;
+  int rootfd, dirfd, bundle_fd, sync_parent, sync_child;
+  pid_t gpid;                    /* the final process, once the helper sent it */
+  bool reports_written;
+};
 
+static void
+exec_parent_free (struct exec_parent *p)
+{
+  kist_report_free (p->r);
+  kist_spec_free (p->spec);
+  kist_seccomp_free (p->j.ctx.seccomp);
+  kist_cgroup_free (p->j.ctx.cgroup);
+  if (p->j.ctx.tty.master >= 0)
+    close (p->j.ctx.tty.master);
   for (int t = 0; t < KIST_NS_COUNT; t++)
-    j.nsfd[t] = -1;
-  j.ctx = (struct kist_ctx){ .g = g, .id = o->id, .rootfs_fd = -1, .root_fd = -1, .exec_fd = -1, .sync_fd = -1, .start_fd = -1,
-                             .state_dirfd = -1, .bundle_fd = -1, .preserve_fds = o->preserve_fds,
-                             .pid_file = o->pid_file, .detach = o->detach,
-                             .console_socket = o->console_socket,
-                             .tty = { .slave = -1, .index = -1, .master = -1 } };
-  if (o->pty_master)
-    *o->pty_master = -1;
-  if (g->systemd_cgroup)
+    if (p->j.nsfd[t] >= 0)
+      close (p->j.nsfd[t]);
+  free (p->j.ctx.exec_path);
+  kist_strv_free (p->j.ctx.envp);
+  kist_state_clear (&p->st);
+  free (p->root);
+  const int fds[] = { p->rootfd, p->dirfd, p->bundle_fd, p->sync_parent, p->sync_child };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (fds); i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+/* The container (locked, running) and its config with the process
+ * replaced. */
+static int
+exec_load (struct exec_parent *p, struct kist_error **err)
+{
+  const struct kist_exec_opts *o = p->j.o;
+  struct kist_ctx *ctx = &p->j.ctx;
+  if (p->g->systemd_cgroup)
     return kist_error_make (err, ENOTSUP,
                             "--systemd-cgroup: the systemd cgroup driver is not implemented by kist");
   if (kist_id_validate (o->id, err) < 0)
     return -1;
-  rootfd = kist_state_root_open (g->root, &root, err);
-  if (rootfd < 0)
+  p->rootfd = kist_state_root_open (p->g->root, &p->root, err);
+  if (p->rootfd < 0 || kist_state_open (p->rootfd, o->id, &p->dirfd, err) < 0
+      || kist_state_read (p->dirfd, &p->st, err) < 0
+      || kist_status_allows (kist_container_status (&p->st), KIST_OP_EXEC, o->id, err) < 0)
     return -1;
-  if (kist_state_open (rootfd, o->id, &dirfd, err) < 0)
+  p->j.init_pid = p->st.pid;
+  p->bundle_fd = open (p->st.bundle, O_DIRECTORY | O_CLOEXEC);
+  if (p->bundle_fd < 0)
+    return kist_error_make (err, errno, "bundle `%s` of container `%s`", p->st.bundle, o->id);
+  if (kist_spec_load (p->bundle_fd, &p->spec, err) < 0)
+    return kist_error_wrap (err, "bundle `%s`", p->st.bundle);
+  if (load_process (p->spec, o, err) < 0)
     return -1;
-  if (kist_state_read (dirfd, &st, err) < 0)
-    goto out;
-  if (kist_status_allows (kist_container_status (&st), KIST_OP_EXEC, o->id, err) < 0)
-    goto out;
-  j.init_pid = st.pid;
+  ctx->spec = p->spec;
+  ctx->bundle = p->st.bundle;
+  ctx->bundle_fd = p->bundle_fd;
+  ctx->rootfs = p->st.rootfs;
+  ctx->userns = p->spec->linux_ && p->spec->linux_->ns[KIST_NS_USER].present;
+  ctx->root_fd = p->rootfd;
+  ctx->cgroup_path = p->st.cgroup_path;
+  p->r = kist_report_new (o->id, "exec", o->allow_degraded);
+  return 0;
+}
 
-  /* The container's config, with the process replaced. */
-  bundle_fd = open (st.bundle, O_DIRECTORY | O_CLOEXEC);
-  if (bundle_fd < 0)
-    {
-      kist_error_make (err, errno, "bundle `%s` of container `%s`", st.bundle, o->id);
-      goto out;
-    }
-  if (kist_spec_load (bundle_fd, &spec, err) < 0)
-    {
-      kist_error_wrap (err, "bundle `%s`", st.bundle);
-      goto out;
-    }
-  if (load_process (spec, o, err) < 0)
-    goto out;
-  j.ctx.spec = spec;
-  j.ctx.bundle = st.bundle;
-  j.ctx.bundle_fd = bundle_fd;
-  j.ctx.rootfs = st.rootfs;
-  j.ctx.userns = spec->linux_ && spec->linux_->ns[KIST_NS_USER].present;
-
-  r = kist_report_new (o->id, "exec", o->allow_degraded);
-  /* PREPARE: the registry's parent layers for exec (layer.c). */
-  j.ctx.root_fd = rootfd;
-  j.ctx.cgroup_path = st.cgroup_path;
-  j.ctx.tty.relay = !o->detach && o->pty_master;
-  ret = kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_EXEC, &j.ctx, r, err);
-  seccomp = j.ctx.seccomp; /* owned here from now on, also on failure */
-  cg = j.ctx.cgroup;
-  if (ret < 0)
-    goto fail;
-  ret = -1;
-  if (kist_ns_host_inodes (&j.ctx, err) < 0)
-    goto fail;
-  if (open_namespaces (&j, err) < 0)
-    goto fail;
-
+/* The helper: the init's namespaces opened, the sync socket, kist a child
+ * subreaper (the final process is reparented to us when the helper exits),
+ * clone into the scope.  The child goes on in exec_helper. */
+static int
+exec_spawn (struct exec_parent *p, struct kist_error **err)
+{
+  struct kist_ctx *ctx = &p->j.ctx;
+  if (kist_ns_host_inodes (ctx, err) < 0 || open_namespaces (&p->j, err) < 0)
+    return -1;
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-    {
-      kist_error_make (err, errno, "socketpair");
-      goto fail;
-    }
-  sync_parent = pair[0];
-  sync_child = pair[1];
-  /* The final process is reparented to us when the helper exits. */
+    return kist_error_make (err, errno, "socketpair");
+  p->sync_parent = pair[0];
+  p->sync_child = pair[1];
   if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
-    {
-      kist_error_make (err, errno, "prctl(PR_SET_CHILD_SUBREAPER)");
-      goto fail;
-    }
-
-  pid_t pid = kist_cgroup_clone (0, cg ? cg->dirfd : -1, &j.ctx.cgroup_born_in);
+    return kist_error_make (err, errno, "prctl(PR_SET_CHILD_SUBREAPER)");
+  struct kist_cgroup *cg = ctx->cgroup;
+  pid_t pid = kist_cgroup_clone (0, cg ? cg->dirfd : -1, &ctx->cgroup_born_in);
   if (pid < 0)
-    {
-      kist_error_make (err, errno, "fork the exec helper");
-      goto fail;
-    }
+    return kist_error_make (err, errno, "fork the exec helper");
   if (pid == 0)
     {
       /* dirfd carries the flock of this exec: not for the container. */
-      close (sync_parent);
-      close (dirfd);
-      close (rootfd);
+      close (p->sync_parent);
+      close (p->dirfd);
+      close (p->rootfd);
       if (cg)
         close (steal_fd (&cg->dirfd));
-      j.ctx.root_fd = -1;
-      j.ctx.sync_fd = sync_child;
-      exec_helper (&j);
+      ctx->root_fd = -1;
+      ctx->sync_fd = p->sync_child;
+      exec_helper (&p->j);
     }
-  j.ctx.pid = pid;
-  close (sync_child);
-  sync_child = -1;
-  j.ctx.sync_fd = sync_parent;
+  ctx->pid = pid;
+  close (steal_fd (&p->sync_child));
+  ctx->sync_fd = p->sync_parent;
   for (int t = 0; t < KIST_NS_COUNT; t++)
-    if (j.nsfd[t] >= 0)
-      {
-        close (j.nsfd[t]);
-        j.nsfd[t] = -1;
-      }
+    if (p->j.nsfd[t] >= 0)
+      close (steal_fd (&p->j.nsfd[t]));
+  return 0;
+}
 
-  /* ENTER: the registry's parent layers while the helper waits for GO. */
-  if (kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_EXEC, &j.ctx, r, err) < 0)
+/* The process runs: the exec entry, the helper reaped, the lock given up
+ * (it is for the setup only), the pid file and the reports. */
+static int
+exec_finish (struct exec_parent *p, struct kist_error **err)
+{
+  const struct kist_exec_opts *o = p->j.o;
+  kist_report_applied (p->r, "exec", NULL, "execve of `%s` succeeded (seen by the parent)",
+                       p->spec->process->args[0]);
+  if (p->j.ctx.pid > 0 && p->j.ctx.pid != p->gpid)
+    reap (p->j.ctx.pid);
+  p->j.ctx.pid = 0;
+  close (steal_fd (&p->dirfd));
+  if (o->pid_file && kist_write_pid_file (o->pid_file, p->gpid, err) < 0)
+    return -1;
+  if (write_reports (o, p->r, err) < 0)
+    {
+      p->reports_written = true; /* do not try (and fail) again when undoing */
+      return -1;
+    }
+  _cleanup_free_ char *ungranted = kist_caps_unknown_text (p->spec->process->capabilities);
+  if (ungranted)
+    kist_log_warn ("exec in container `%s`: capabilities not granted (a grant that cannot be "
+                   "given leaves the process more confined): %s",
+                   o->id, ungranted);
+  return 0;
+}
+
+/* A failed exec: the helper and the process killed, the report written. */
+static void
+exec_undo (struct exec_parent *p)
+{
+  pid_t helper = p->j.ctx.pid;
+  if (helper > 0)
+    {
+      kill (helper, SIGKILL);
+      reap (helper);
+    }
+  if (p->gpid > 0 && p->gpid != helper)
+    {
+      kill (p->gpid, SIGKILL);
+      reap (p->gpid);
+    }
+  if (p->r && !p->reports_written)
+    {
+      _cleanup_error_ struct kist_error *werr = NULL;
+      if (write_reports (p->j.o, p->r, &werr) < 0)
+        kist_log_warn ("%s", werr->msg);
+    }
+}
+
+/* The exec, as a table of contents: the registry's PREPARE layers for exec,
+ * the helper, its ENTER layers, the process's SETUP layers (collected), the
+ * finish. */
+int
+kist_exec (const struct kist_globals *g, const struct kist_exec_opts *o, pid_t *pid_out,
+           struct kist_error **err)
+{
+  __attribute__ ((cleanup (exec_parent_free))) struct exec_parent p = {
+    .g = g, .rootfd = -1, .dirfd = -1, .bundle_fd = -1, .sync_parent = -1, .sync_child = -1,
+    .j = { .o = o,
+           .ctx = { .g = g, .id = o->id, .rootfs_fd = -1, .root_fd = -1, .exec_fd = -1,
+                    .sync_fd = -1, .start_fd = -1, .state_dirfd = -1, .bundle_fd = -1,
+                    .preserve_fds = o->preserve_fds, .pid_file = o->pid_file, .detach = o->detach,
+                    .console_socket = o->console_socket,
+                    .tty = { .slave = -1, .index = -1, .master = -1,
+                             .relay = !o->detach && o->pty_master } } }
+  };
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    p.j.nsfd[t] = -1;
+  if (o->pty_master)
+    *o->pty_master = -1;
+  if (exec_load (&p, err) < 0)
+    return -1;
+  struct kist_ctx *ctx = &p.j.ctx;
+  if (kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_EXEC, ctx, p.r, err) < 0
+      || exec_spawn (&p, err) < 0
+      || kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_EXEC, ctx, p.r, err) < 0)
     goto fail;
-  if (kist_sync_send (sync_parent, KIST_SYNC_GO, NULL, 0) < 0)
+  if (kist_sync_send (p.sync_parent, KIST_SYNC_GO, NULL, 0) < 0)
     {
       kist_error_make (err, errno, "the exec helper is gone before setup");
       goto fail;
     }
-  if (collect (&j, r, &gpid, err) < 0 || kist_terminal_deliver (&j.ctx, r, err) < 0)
+  if (collect (&p.j, p.r, &p.gpid, err) < 0 || kist_terminal_deliver (ctx, p.r, err) < 0
+      || exec_finish (&p, err) < 0)
     goto fail;
-  kist_report_applied (r, "exec", NULL, "execve of `%s` succeeded (seen by the parent)",
-                       spec->process->args[0]);
-  /* The helper exited after sending the pid; reap it if not done yet. */
-  if (j.ctx.pid > 0 && j.ctx.pid != gpid)
-    reap (j.ctx.pid);
-  j.ctx.pid = 0;
-  /* The lock is for the setup only. */
-  close (dirfd);
-  dirfd = -1;
-  if (o->pid_file && kist_write_pid_file (o->pid_file, gpid, err) < 0)
-    {
-      kill (gpid, SIGKILL);
-      reap (gpid);
-      goto fail;
-    }
-  if (write_reports (o, r, err) < 0)
-    {
-      kill (gpid, SIGKILL);
-      reap (gpid);
-      goto out;
-    }
-  {
-    _cleanup_free_ char *ungranted = kist_caps_unknown_text (spec->process->capabilities);
-    if (ungranted)
-      kist_log_warn ("exec in container `%s`: capabilities not granted (a grant that cannot be "
-                     "given leaves the process more confined): %s",
-                     o->id, ungranted);
-  }
-  *pid_out = gpid;
+  *pid_out = p.gpid;
   if (o->pty_master)
-    {
-      *o->pty_master = j.ctx.tty.master;
-      j.ctx.tty.master = -1;
-    }
-  ret = 0;
-  goto out;
+    *o->pty_master = steal_fd (&ctx->tty.master);
+  return 0;
 
 fail:
-  if (j.ctx.pid > 0)
-    {
-      kill (j.ctx.pid, SIGKILL);
-      reap (j.ctx.pid);
-    }
-  if (gpid > 0 && gpid != j.ctx.pid)
-    {
-      /* An exec failure: the process exits by itself; make sure. */
-      kill (gpid, SIGKILL);
-      reap (gpid);
-    }
-  if (r)
-    {
-      _cleanup_error_ struct kist_error *werr = NULL;
-      if (write_reports (o, r, &werr) < 0)
-        kist_log_warn ("%s", werr->msg);
-    }
-out:
-  if (j.ctx.tty.master >= 0)
-    close (j.ctx.tty.master);
-  for (int t = 0; t < KIST_NS_COUNT; t++)
-    if (j.nsfd[t] >= 0)
-      close (j.nsfd[t]);
-  free (j.ctx.exec_path);
-  kist_strv_free (j.ctx.envp);
-  kist_state_clear (&st);
-  return ret;
+  exec_undo (&p);
+  return -1;
 }
