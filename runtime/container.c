@@ -40,6 +40,7 @@
 #include "log.h"
 #include "caps.h"
 #include "cgroup.h"
+#include "collect.h"
 #include "ns.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -259,83 +260,58 @@ store_report (int state_dirfd, const struct kist_report *r, struct kist_error **
   return kist_report_write_at (r, state_dirfd, "report.json", 0600, err);
 }
 
-/* Read the init's messages until READY (0), an ERROR or its death (< 0). */
+/* create's collect hooks.  The init died without an error: name the last
+ * layer it reported, the place to look. */
 static int
-collect_init_messages (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+init_end (struct kist_collect *c, int ret, struct kist_report *r, struct kist_error **err)
 {
-  for (;;)
-    {
-      char type = 0;
-      _cleanup_free_ char *payload = NULL;
-      _cleanup_close_ int passed_fd = -1;
-      size_t len = 0;
-      int ret = kist_sync_recv_fd (ctx->sync_fd, &type, &payload, &len, &passed_fd);
-      if (ret < 0)
-        {
-          int status = 0;
-          pid_t w;
-          do
-            w = waitpid (ctx->pid, &status, 0);
-          while (w < 0 && errno == EINTR);
-          ctx->pid = 0;
-          /* No error came: name the last layer it reported, the place to look. */
-          _cleanup_free_ char *after
-              = r->n_layers ? xasprintf (", after the layer `%s` (see the report)",
-                                         r->layers[r->n_layers - 1].name)
-                            : xstrdup (" before it reported any layer");
-          if (w > 0 && WIFSIGNALED (status))
-            return kist_error_make (err, 0,
-                                    "the container init died during setup (signal %d%s)%s",
-                                    WTERMSIG (status),
-                                    WTERMSIG (status) == SIGSYS ? ": killed by its seccomp filter"
-                                                                : "",
-                                    after);
-          return kist_error_make (err, 0,
-                                  "the container init exited during setup (status %d) without "
-                                  "saying why%s",
-                                  w > 0 ? WEXITSTATUS (status) : -1, after);
-        }
-      switch (type)
-        {
-        case KIST_SYNC_LAYER:
-          if (kist_sync_add_layer (r, payload, len, "the container init", err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_SECCOMP_FD:
-          if (passed_fd < 0)
-            return kist_error_make (err, EPROTO, "the container init sent no seccomp listener fd");
-          if (kist_seccomp_notify_forward (ctx, passed_fd, err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_PTY:
-          if (kist_terminal_take (ctx, steal_fd (&passed_fd), err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_ERROR:
-          return kist_sync_decode_error (payload, len, err);
-        case KIST_SYNC_GO: /* the init waits before pivot_root: prestart, createRuntime */
-          if (kist_hooks_parent_create (ctx, r, err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_READY:
-          /* The init waits for the COMMIT: what it set is read from outside
-           * now, before any entry counts as applied (verify.h). */
-          return kist_verify_outside (ctx, ctx->pid, r, err);
-        default:
-          return kist_error_make (err, EPROTO, "unexpected message %d from the container init", type);
-        }
-    }
+  (void) ret;
+  struct kist_ctx *ctx = c->ctx;
+  int status = 0;
+  pid_t w;
+  do
+    w = waitpid (ctx->pid, &status, 0);
+  while (w < 0 && errno == EINTR);
+  ctx->pid = 0;
+  _cleanup_free_ char *after
+      = r->n_layers ? xasprintf (", after the layer `%s` (see the report)",
+                                 r->layers[r->n_layers - 1].name)
+                    : xstrdup (" before it reported any layer");
+  if (w > 0 && WIFSIGNALED (status))
+    return kist_error_make (err, 0, "the container init died during setup (signal %d%s)%s",
+                            WTERMSIG (status),
+                            WTERMSIG (status) == SIGSYS ? ": killed by its seccomp filter" : "",
+                            after);
+  return kist_error_make (err, 0,
+                          "the container init exited during setup (status %d) without saying "
+                          "why%s",
+                          w > 0 ? WEXITSTATUS (status) : -1, after);
 }
 
-/* ... and on failure, no entry stays pending in the report written. */
+/* The init waits before pivot_root: prestart, createRuntime. */
+static int
+init_go (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
+{
+  return kist_hooks_parent_create (c->ctx, r, err);
+}
+
+/* The init waits for the COMMIT: what it set is read from outside now,
+ * before any entry counts as applied (verify.h). */
+static int
+init_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
+{
+  return kist_verify_outside (c->ctx, c->ctx->pid, r, err) < 0 ? -1 : 1;
+}
+
+/* Read the init's messages until READY (0), an ERROR or its death (< 0). */
 static int
 collect_init (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  int ret = collect_init_messages (ctx, r, err);
-  if (ret < 0)
-    kist_verify_abandon (r, "not verified from outside: the container init failed or ended "
-                            "before it was ready");
-  return ret;
+  struct kist_collect c = { .who = "the container init", .ctx = ctx, .on_ready = init_ready,
+                            .on_go = init_go, .on_end = init_end,
+                            .abandon = "not verified from outside: the container init failed "
+                                       "or ended before it was ready" };
+  return kist_collect_run (ctx->sync_fd, &c, r, err);
 }
 
 char *
@@ -693,72 +669,64 @@ fail:
 
 /* ------------------------------------------------------------- commands */
 
-/* The start client's side: the init's last entries (session, seccomp), then
- * READY right before its execve, then EOF (the close-on-exec connection
- * closed: the execve succeeded) or the exec error.  EOF before READY means
- * the init died before it could exec: never a success. */
-static int
-collect_start_messages (int conn, pid_t pid, struct kist_report *r, const char *id,
-                        kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
+/* start's collect: the init's last entries (session, seccomp), then READY
+ * right before its execve, then EOF (the close-on-exec connection closed:
+ * the execve succeeded) or the exec error.  EOF before READY means the init
+ * died before it could exec: never a success. */
+struct start_collect
 {
-  bool ready = false;
-  /* Without the stored report (unreadable), the entries are verified all
-   * the same, in a scratch one. */
-  _cleanup_report_ struct kist_report *scratch = r ? NULL : kist_report_new (id, "start", NULL);
-  if (r == NULL)
-    r = scratch;
-  for (;;)
-    {
-      char type = 0;
-      _cleanup_free_ char *payload = NULL;
-      size_t len = 0;
-      int ret = kist_sync_recv (conn, &type, &payload, &len);
-      if (ret == -ECONNRESET && ready)
-        return 0;
-      if (ret < 0)
-        return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
-                                "the init of container `%s` exited before it could exec its "
-                                "process (see the report: `kist report %s`)",
-                                id, id);
-      switch (type)
-        {
-        case KIST_SYNC_LAYER:
-          if (kist_sync_add_layer (r, payload, len, "the container init", err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_READY:
-          {
-            /* The init waits for our word before execve: read what it set
-             * from outside first (verify.h); on a failure it gets none. */
-            struct kist_ctx v = { .id = id, .pid = pid, .rootfs_fd = -1, .sync_fd = -1,
-                                  .start_fd = -1, .state_dirfd = -1, .bundle_fd = -1,
-                                  .exec_fd = -1 };
-            if (kist_verify_outside (&v, pid, r, err) < 0)
-              return -1;
-          }
-          ready = true;
-          if (on_ready && r != scratch)
-            on_ready (r, arg);
-          kist_sync_send (conn, KIST_SYNC_GO, NULL, 0); /* the init may be gone: no error */
-          break;
-        case KIST_SYNC_ERROR:
-          return kist_sync_decode_error (payload, len, err);
-        default:
-          return kist_error_make (err, EPROTO, "unexpected message %d from the container init",
-                                  type);
-        }
-    }
+  const char *id;
+  pid_t pid;
+  bool ready, scratch;
+  kist_start_ready_fn on_ready;
+  void *arg;
+  int conn;
+};
+
+static int
+start_end (struct kist_collect *c, int ret, struct kist_report *r, struct kist_error **err)
+{
+  (void) r;
+  const struct start_collect *s = c->arg;
+  if (ret == -ECONNRESET && s->ready)
+    return 0;
+  return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
+                          "the init of container `%s` exited before it could exec its process "
+                          "(see the report: `kist report %s`)",
+                          s->id, s->id);
+}
+
+/* The init waits for our word before execve: read what it set from outside
+ * first (verify.h); on a failure it gets none. */
+static int
+start_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
+{
+  struct start_collect *s = c->arg;
+  struct kist_ctx v = { .id = s->id, .pid = s->pid, .rootfs_fd = -1, .sync_fd = -1,
+                        .start_fd = -1, .state_dirfd = -1, .bundle_fd = -1, .exec_fd = -1 };
+  if (kist_verify_outside (&v, s->pid, r, err) < 0)
+    return -1;
+  s->ready = true;
+  if (s->on_ready && !s->scratch)
+    s->on_ready (r, s->arg);
+  kist_sync_send (s->conn, KIST_SYNC_GO, NULL, 0); /* the init may be gone: no error */
+  return 0;
 }
 
 static int
 collect_start (int conn, pid_t pid, struct kist_report *r, const char *id,
                kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
 {
-  int ret = collect_start_messages (conn, pid, r, id, on_ready, arg, err);
-  if (ret < 0)
-    kist_verify_abandon (r, "not verified from outside: the container init failed or ended "
-                            "before it was ready to exec");
-  return ret;
+  /* Without the stored report (unreadable), the entries are verified all
+   * the same, in a scratch one. */
+  _cleanup_report_ struct kist_report *scratch = r ? NULL : kist_report_new (id, "start", NULL);
+  struct start_collect s = { .id = id, .pid = pid, .scratch = r == NULL, .on_ready = on_ready,
+                             .arg = arg, .conn = conn };
+  struct kist_collect c = { .who = "the container init", .on_ready = start_ready,
+                            .on_end = start_end, .arg = &s,
+                            .abandon = "not verified from outside: the container init failed "
+                                       "or ended before it was ready to exec" };
+  return kist_collect_run (conn, &c, r ? r : scratch, err);
 }
 
 int

@@ -36,6 +36,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "collect.h"
 #include "exec.h"
 #include "log.h"
 #include "ns.h"
@@ -406,102 +407,81 @@ reap (pid_t pid)
     ;
 }
 
-/* Read the helper's and the process's messages until the exec (EOF after
- * READY: 0), an error or a death (< 0).  *gpid gets the final pid. */
-static int
-collect_messages (struct exec_job *j, struct kist_report *r, pid_t *gpid,
-                  struct kist_error **err)
+/* exec's collect: the helper's and the process's messages until the exec
+ * (EOF after READY: 0), an error or a death (< 0).  READY: the process
+ * waits for our word before execve; it gets it once what it set was read
+ * from outside (verify.h).  The helper's PID may come after READY. */
+struct exec_collect
 {
-  /* READY: the process waits for our word before execve; it gets it once
-   * what it set was read from outside (verify.h).  The helper's PID may come
-   * after the process's READY. */
-  bool ready = false, confirmed = false;
-#define CONFIRM()                                                                                \
-  do                                                                                             \
-    {                                                                                            \
-      if (ready && !confirmed && *gpid > 0)                                                      \
-        {                                                                                        \
-          if (kist_verify_outside (&j->ctx, *gpid, r, err) < 0)                                  \
-            return -1;                                                                           \
-          confirmed = true;                                                                      \
-          if (kist_sync_send (j->ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)                        \
-            return kist_error_make (err, errno, "the exec'd process is gone before its exec");   \
-        }                                                                                        \
-    }                                                                                            \
-  while (0)
-  for (;;)
-    {
-      char type = 0;
-      _cleanup_free_ char *payload = NULL;
-      _cleanup_close_ int passed = -1;
-      size_t len = 0;
-      int ret = kist_sync_recv_fd (j->ctx.sync_fd, &type, &payload, &len, &passed);
-      if (ret < 0)
-        {
-          if (confirmed)
-            return 0;
-          return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
-                                  "the exec helper of container `%s` died during setup without "
-                                  "saying why, %s%s%s",
-                                  j->ctx.id, r->n_layers ? "after the layer `" : "before any layer",
-                                  r->n_layers ? r->layers[r->n_layers - 1].name : "",
-                                  r->n_layers ? "` (see --report)" : "");
-        }
-      switch (type)
-        {
-        case KIST_SYNC_LAYER:
-          if (kist_sync_add_layer (r, payload, len, "the exec helper", err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_SECCOMP_FD:
-          if (passed < 0)
-            return kist_error_make (err, EPROTO, "the exec helper sent no seccomp listener fd");
-          if (kist_seccomp_notify_forward (&j->ctx, passed, err) < 0)
-            return -1;
-          break;
-        case KIST_EXEC_SYNC_PID:
-          {
-            int p = 0;
-            if (kist_parse_int (payload, &p) < 0 || p <= 0)
-              return kist_error_make (err, EPROTO, "malformed pid from the exec helper");
-            *gpid = p;
-            r->pid = p;
-            /* Reap the helper now (unless it is the process itself): the
-             * process is then reparented to us, the subreaper. */
-            if (p != j->ctx.pid)
-              {
-                reap (j->ctx.pid);
-                j->ctx.pid = 0;
-              }
-            CONFIRM ();
-            break;
-          }
-        case KIST_SYNC_PTY:
-          if (kist_terminal_take (&j->ctx, steal_fd (&passed), err) < 0)
-            return -1;
-          break;
-        case KIST_SYNC_ERROR:
-          return kist_sync_decode_error (payload, len, err);
-        case KIST_SYNC_READY:
-          ready = true;
-          CONFIRM ();
-          break;
-        default:
-          return kist_error_make (err, EPROTO, "unexpected message %d from the exec helper", type);
-        }
-    }
-#undef CONFIRM
+  struct exec_job *j;
+  pid_t *gpid;
+  bool ready, confirmed;
+};
+
+static int
+exec_confirm (struct exec_collect *e, struct kist_report *r, struct kist_error **err)
+{
+  if (!e->ready || e->confirmed || *e->gpid <= 0)
+    return 0;
+  if (kist_verify_outside (&e->j->ctx, *e->gpid, r, err) < 0)
+    return -1;
+  e->confirmed = true;
+  if (kist_sync_send (e->j->ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)
+    return kist_error_make (err, errno, "the exec'd process is gone before its exec");
+  return 0;
 }
 
-/* ... and on failure, no entry stays pending in the report written. */
+static int
+exec_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
+{
+  struct exec_collect *e = c->arg;
+  e->ready = true;
+  return exec_confirm (e, r, err);
+}
+
+static int
+exec_pid (struct kist_collect *c, const char *payload, struct kist_report *r,
+          struct kist_error **err)
+{
+  struct exec_collect *e = c->arg;
+  int p = 0;
+  if (kist_parse_int (payload, &p) < 0 || p <= 0)
+    return kist_error_make (err, EPROTO, "malformed pid from the exec helper");
+  *e->gpid = p;
+  r->pid = p;
+  /* Reap the helper now (unless it is the process itself): the process is
+   * then reparented to us, the subreaper. */
+  if (p != e->j->ctx.pid)
+    {
+      reap (e->j->ctx.pid);
+      e->j->ctx.pid = 0;
+    }
+  return exec_confirm (e, r, err);
+}
+
+static int
+exec_end (struct kist_collect *c, int ret, struct kist_report *r, struct kist_error **err)
+{
+  const struct exec_collect *e = c->arg;
+  if (e->confirmed)
+    return 0;
+  return kist_error_make (err, ret == -ECONNRESET ? 0 : -ret,
+                          "the exec helper of container `%s` died during setup without saying "
+                          "why, %s%s%s",
+                          e->j->ctx.id, r->n_layers ? "after the layer `" : "before any layer",
+                          r->n_layers ? r->layers[r->n_layers - 1].name : "",
+                          r->n_layers ? "` (see --report)" : "");
+}
+
 static int
 collect (struct exec_job *j, struct kist_report *r, pid_t *gpid, struct kist_error **err)
 {
-  int ret = collect_messages (j, r, gpid, err);
-  if (ret < 0)
-    kist_verify_abandon (r, "not verified from outside: the exec'd process failed or ended "
-                            "before it was ready");
-  return ret;
+  struct exec_collect e = { .j = j, .gpid = gpid };
+  struct kist_collect c = { .who = "the exec helper", .ctx = &j->ctx, .on_ready = exec_ready,
+                            .on_pid = exec_pid, .on_end = exec_end, .arg = &e,
+                            .abandon = "not verified from outside: the exec'd process failed or "
+                                       "ended before it was ready" };
+  return kist_collect_run (j->ctx.sync_fd, &c, r, err);
 }
 
 
