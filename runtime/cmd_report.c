@@ -39,12 +39,9 @@ kist_cmd_report (const struct kist_globals *g, int argc, char **argv, struct kis
   if (kist_cmd_one_id ("report", argc, argv, optind, &id, err) < 0 || kist_id_validate (id, err) < 0)
     return KIST_EXIT_USAGE;
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
-  _cleanup_close_ int dirfd = -1;
-  if (rootfd < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return KIST_EXIT_USAGE;
   _cleanup_free_ char *json = NULL;
   size_t len = 0;
-  if (kist_read_file_at (dirfd, "report.json", 16u << 20, &json, &len, err) < 0)
+  if (rootfd < 0 || kist_container_report_json (rootfd, id, &json, &len, err) < 0)
     return KIST_EXIT_USAGE;
   if (!text)
     {

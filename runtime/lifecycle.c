@@ -648,6 +648,16 @@ kist_container_state_json (int rootfd, const char *id, char **json, struct kist_
 }
 
 int
+kist_container_report_json (int rootfd, const char *id, char **json, size_t *len,
+                            struct kist_error **err)
+{
+  _cleanup_close_ int dirfd = -1;
+  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+    return -1;
+  return kist_read_file_at (dirfd, "report.json", 16u << 20, json, len, err);
+}
+
+int
 kist_container_list (int rootfd, kist_list_fn fn, void *arg, struct kist_error **err)
 {
   _cleanup_strv_ char **ids = NULL;

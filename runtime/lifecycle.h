@@ -89,6 +89,9 @@ int kist_container_events (int rootfd, const char *id, bool stats_once, int64_t 
  * the lock (a create in progress holds it; its intent record already
  * answers "creating"). */
 int kist_container_state_json (int rootfd, const char *id, char **json, struct kist_error **err);
+/* The stored report of container id (ROOT/ID/report.json), as written. */
+int kist_container_report_json (int rootfd, const char *id, char **json, size_t *len,
+                                struct kist_error **err);
 
 /* list: once the ids are listed, fn with st NULL (the caller's head), then
  * once per container under the root, in id order, read without the lock (a
