@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "layer.h"
 #include "sync.h"
 #include "util.h"
 #include "verify.h"
@@ -357,6 +358,16 @@ kist_sync_add_layer (struct kist_report *r, const char *payload, size_t len, con
   struct kist_layer l;
   if (kist_layer_decode (payload, len, &l) < 0)
     return kist_error_make (err, EPROTO, "malformed report entry from %s", from);
+  /* The wire is input: a name the registry does not declare, or one the
+   * report holds already, is refused (never kist's internal-error abort). */
+  if (!kist_layer_known (l.name) || (r && kist_report_find (r, l.name)))
+    {
+      int ret = kist_error_make (err, EPROTO, "%s report entry `%.64s` from %s",
+                                 kist_layer_known (l.name) ? "a second" : "an unknown", l.name,
+                                 from);
+      kist_layer_clear (&l);
+      return ret;
+    }
   /* An entry to be verified from outside is held as not applied until the
    * parent read what the kernel says (verify.c). */
   kist_verify_received (&l);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "layer.h"
 #include "report.h"
 #include "sync.h"
 #include "util.h"
@@ -63,6 +64,20 @@ layer (const char *payload, size_t len)
                e && e->msg ? e->msg : "?", json);
       abort ();
     }
+  /* The parent takes an entry off the wire only when the registry declares
+   * its name, and only once per report. */
+  {
+    struct kist_report *r2 = kist_report_new ("c1", "create", NULL);
+    struct kist_error *e2 = NULL;
+    int took = kist_sync_add_layer (r2, (const char *) payload, len, "the fuzzer", &e2);
+    FUZZ_ASSERT ((took == 0) == kist_layer_known (l.name));
+    kist_error_free (e2);
+    e2 = NULL;
+    if (took == 0)
+      FUZZ_ASSERT (kist_sync_add_layer (r2, (const char *) payload, len, "the fuzzer", &e2) < 0);
+    kist_error_free (e2);
+    kist_report_free (r2);
+  }
   const struct kist_layer *b = kist_report_find (back, l.name);
   FUZZ_ASSERT (b != NULL && b->applied == l.applied);
   FUZZ_ASSERT ((b->requested == NULL) == (l.requested == NULL));
