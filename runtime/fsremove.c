@@ -28,10 +28,8 @@ struct walk
   dev_t dev;         /* the filesystem the whole tree must be on */
 };
 
-/* Our own directory without the permission bits we need: add them (never
- * following a symlink).  Only for entries owned by us. */
-static void
-own_chmod (int dirfd, const char *name, const struct stat *st, mode_t need)
+void
+kist_own_chmod (int dirfd, const char *name, const struct stat *st, mode_t need)
 {
   if (st->st_uid == geteuid () && (st->st_mode & need) != need)
     fchmodat (dirfd, name, (st->st_mode & 07777) | need, AT_SYMLINK_NOFOLLOW);
@@ -94,11 +92,11 @@ remove_entry (const struct walk *w, int parentfd, const char *name, const char *
                             "(`umount %s`), then remove what is left of `%s` by hand",
                             w->pre, path, path, w->top);
   if (o->chmod_own)
-    own_chmod (parentfd, name, &st, S_IRWXU);
+    kist_own_chmod (parentfd, name, &st, S_IRWXU);
   _cleanup_close_ int fd = open_level (parentfd, name);
   if (fd == -EACCES && o->chmod_own)
     {
-      own_chmod (parentfd, name, &st, S_IRWXU);
+      kist_own_chmod (parentfd, name, &st, S_IRWXU);
       fd = open_level (parentfd, name);
     }
   if (fd == -ENOENT)

@@ -12,6 +12,7 @@
 #define KIST_FSREMOVE_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
@@ -45,5 +46,10 @@ int kist_remove_tree_at (int parentfd, const char *name, const struct kist_remov
  * itself stays; o->keep and o->last apply to its entries.  0 or negative
  * with *err. */
 int kist_remove_children (int dirfd, const struct kist_remove_opts *o, struct kist_error **err);
+
+/* Our own directory (or file) without the permission bits we need: add them
+ * (never following a symlink).  Only for entries owned by us (st: its
+ * fstatat, AT_SYMLINK_NOFOLLOW); nothing else is touched. */
+void kist_own_chmod (int dirfd, const char *name, const struct stat *st, mode_t need);
 
 #endif

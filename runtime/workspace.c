@@ -105,22 +105,13 @@ kist_workspace_resolve (const char *arg, char **out, struct kist_error **err)
 
 /* ------------------------------------------------------------ helpers */
 
-/* Our own directory (or file) without the permission bits we need: add them
- * (never following a symlink).  Only for entries owned by us. */
-static void
-own_chmod (int dirfd, const char *name, const struct stat *st, mode_t need)
-{
-  if (st->st_uid == geteuid () && (st->st_mode & need) != need)
-    fchmodat (dirfd, name, (st->st_mode & 07777) | need, AT_SYMLINK_NOFOLLOW);
-}
-
 static int
 open_dir_at (int dirfd, const char *name, const struct stat *st)
 {
   int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == EACCES && st)
     {
-      own_chmod (dirfd, name, st, S_IRWXU);
+      kist_own_chmod (dirfd, name, st, S_IRWXU);
       fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   return fd;
@@ -339,7 +330,7 @@ merge_file (struct merge_ctx *c, int ufd, int dfd, const char *name, const char 
   _cleanup_close_ int in = openat (ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0 && errno == EACCES)
     {
-      own_chmod (ufd, name, us, S_IRUSR);
+      kist_own_chmod (ufd, name, us, S_IRUSR);
       in = openat (ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     }
   if (in < 0)
@@ -452,7 +443,7 @@ merge_subdir (struct merge_ctx *c, int ufd, int dfd, const char *name, const cha
   if (fstatat (dfd, name, &cur, AT_SYMLINK_NOFOLLOW) < 0)
     return kist_error_make (err, errno, "commit: stat `%s`", rel);
   if (!c->copy_owner)
-    own_chmod (dfd, name, &cur, S_IRWXU);
+    kist_own_chmod (dfd, name, &cur, S_IRWXU);
   _cleanup_close_ int dsub = open_dir_at (dfd, name, &cur);
   if (dsub < 0)
     return kist_error_make (err, errno == ELOOP ? ENOTDIR : errno,
