@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kist: what the config.json parser files (spec.c, spec_json.c,
- * spec_process.c, spec_linux.c) share: the JSON path kept for error messages
- * and the typed accessors.  Not for other modules (they use spec.h). */
+/* kist: what the config.json parser files (spec.c, spec_process.c,
+ * spec_linux.c) share besides the typed accessors of spec_json.h.  Not for
+ * other modules (they use spec.h). */
 #ifndef KIST_SPEC_INT_H
 #define KIST_SPEC_INT_H
 
@@ -11,101 +11,12 @@
 
 #include "json.h"
 #include "spec.h"
-
-struct jpath
-{
-  const char *doc;     /* "config.json: " or "" */
-  char *buf;
-  size_t len, cap;
-};
-
-int spec_jp_err (struct jpath *p, struct kist_error **err, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-#define S_REQUIRED 0x01
-#define S_NONEMPTY 0x02
-#define S_ABSOLUTE 0x04
-#define S_EMPTY_NULL 0x08   /* "" -> NULL */
-#define S_ENV 0x10          /* must be KEY=VALUE */
-
-struct name_num
-{
-  const char *name;
-  long value;
-};
+#include "spec_json.h"
 
 /* spec.c */
 
 /* doc: message prefix ("config.json: " or "process: "). */
 int spec_parse_tree (const char *json, size_t len, const char *doc, yajl_val *out,
-                     struct kist_error **err);
-
-/* spec_json.c: JSON paths and typed accessors */
-
-/* Append ".key" (or ["key"] when key is not a plain identifier); returns the
- * previous length for spec_jp_pop. */
-size_t spec_jp_key (struct jpath *p, const char *key);
-
-size_t spec_jp_index (struct jpath *p, size_t i);
-
-void spec_jp_pop (struct jpath *p, size_t old);
-
-/* find, and check the type: *out is NULL unless it returns 1. */
-int spec_enter (struct jpath *p, yajl_val obj, const char *key, yajl_type t, bool required,
-                yajl_val *out, size_t *mark, struct kist_error **err);
-
-/* obj[key] of type t in *out, or NULL when absent; nothing stays pushed. */
-int spec_get_opt (struct jpath *p, yajl_val obj, const char *key, yajl_type t, yajl_val *out,
-                  struct kist_error **err);
-
-/* Sets *present when obj has an object at key: for the parts kist only has
- * to notice, so that unsupported.c can refuse them. */
-int spec_get_present (struct jpath *p, yajl_val obj, const char *key, bool *present,
-                      struct kist_error **err);
-
-int spec_get_str (struct jpath *p, yajl_val obj, const char *key, int flags, char **out,
-                  struct kist_error **err);
-
-int spec_get_bool (struct jpath *p, yajl_val obj, const char *key, bool *out,
-                   struct kist_error **err);
-
-int spec_val_u32 (struct jpath *p, yajl_val v, uint32_t *out, struct kist_error **err);
-
-/* Numbers at obj[key].  present may be NULL; *present is set only when found. */
-int spec_get_u32 (struct jpath *p, yajl_val obj, const char *key, bool required, uint32_t *out,
-                  bool *present, struct kist_error **err);
-
-int spec_get_u64 (struct jpath *p, yajl_val obj, const char *key, bool required, uint64_t *out,
-                  struct kist_error **err);
-
-int spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int64_t *out,
-                  struct kist_error **err);
-
-/* An int in [min, max] at obj[key] (optional). */
-int spec_get_int_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
-                        int *out, bool *present, struct kist_error **err);
-
-/* An array of strings -> NULL-terminated vector (each element checked with flags). */
-int spec_val_strv (struct jpath *p, yajl_val a, int flags, char ***out, struct kist_error **err);
-
-int spec_get_strv (struct jpath *p, yajl_val obj, const char *key, int flags, char ***out,
-                   struct kist_error **err);
-
-/* An object of string values -> flat vector key0, value0, key1, ... (n pairs). */
-int spec_get_map (struct jpath *p, yajl_val obj, const char *key, char ***flat, size_t *n,
-                  struct kist_error **err);
-
-const char *spec_name_of (const struct name_num *t, size_t n, long value);
-
-int spec_get_enum (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t,
-                   size_t n, long *out, struct kist_error **err);
-
-/* An optional array of names from t -> the OR of their values. */
-int spec_get_enum_flags (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t,
-                         size_t n, uint64_t *out, struct kist_error **err);
-
-/* An optional list of CPUs or nodes ("0-3,7") at obj[key]; "" -> NULL. */
-int spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
                      struct kist_error **err);
 
 /* spec_process.c */
@@ -118,21 +29,5 @@ int spec_parse_process (struct jpath *p, yajl_val v, struct kist_process **out,
 int spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_error **err);
 
 void spec_linux_free (struct kist_linux *l);
-
-/* obj[key], an optional object, parsed by fn into out; *present set when found. */
-#define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
-  ({                                                                                               \
-    yajl_val o_;                                                                                   \
-    size_t m_;                                                                                     \
-    int r_ = spec_enter (p, obj, key, yajl_t_object, false, &o_, &m_, err);                        \
-    if (r_ > 0)                                                                                    \
-      {                                                                                            \
-        *(present) = true;                                                                         \
-        r_ = fn (p, o_, out, err);                                                                 \
-        if (r_ == 0)                                                                               \
-          spec_jp_pop (p, m_);                                                                     \
-      }                                                                                            \
-    r_ < 0 ? r_ : 0;                                                                               \
-  })
 
 #endif

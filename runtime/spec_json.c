@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "spec.h"
-#include "spec_int.h"
+#include "spec_json.h"
 #include "util.h"
 
 /* ---- JSON paths for error messages --------------------------------------- */
