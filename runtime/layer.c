@@ -21,6 +21,7 @@
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
+#include "verify.h"
 
 /* From here on no process in the container can reach the init through
  * /proc/PID (fd, mem, ptrace): it becomes non-dumpable before it joins or
@@ -70,10 +71,12 @@ cgroup_join (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **er
 
 /* ---- entry lists */
 
-#define C(n) { n, KIST_GROUP_CONFINEMENT }
-#define L(n) { n, KIST_GROUP_LIMITS }
-#define O(n) { n, KIST_GROUP_OTHER }
-#define E(...) ((const struct kist_entry_def[]){ __VA_ARGS__, { NULL, KIST_GROUP_OTHER } })
+/* C (name), or C (name, verifier): an entry of the confinement group, and
+ * the function that verifies it from outside (verify.h). */
+#define C(n, ...) { n, KIST_GROUP_CONFINEMENT, __VA_ARGS__ }
+#define L(n, ...) { n, KIST_GROUP_LIMITS, __VA_ARGS__ }
+#define O(n, ...) { n, KIST_GROUP_OTHER, __VA_ARGS__ }
+#define E(...) ((const struct kist_entry_def[]){ __VA_ARGS__, { NULL, KIST_GROUP_OTHER, NULL } })
 
 #define CR KIST_FOR_CREATE
 #define EX KIST_FOR_EXEC
@@ -107,7 +110,7 @@ const struct kist_layer_def kist_layers[] = {
    * `terminal` on). */
   { KIST_PHASE_SETUP, EX, kist_exec_cpu_affinity_initial, NULL, E (O ("exec_cpu_affinity")),
     "execCPUAffinity.initial, for the setup itself (records only a failure)" },
-  { KIST_PHASE_SETUP, CR, kist_oom_apply, NULL, E (L ("oom_score_adj")),
+  { KIST_PHASE_SETUP, CR, kist_oom_apply, NULL, E (L ("oom_score_adj", kist_oom_verify)),
     "while the init has kist's credentials and /proc/self is still its own to write" },
   { KIST_PHASE_SETUP, CR, nondumpable, NULL, NULL,
     "no entry: before the init joins or creates anything (CVE-2016-9962)" },
@@ -136,7 +139,8 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_SETUP, CR | EX, kist_process_prepare, NULL, E (O ("cwd"), C ("environment")),
     "cwd created before the root goes read-only; the executable resolved in the root" },
   { KIST_PHASE_SETUP, CR, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly")), NULL },
-  { KIST_PHASE_SETUP, CR | EX, kist_rlimits_apply, NULL, E (L ("rlimit"), L ("rlimit.*")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_rlimits_apply, NULL,
+    E (L ("rlimit"), L ("rlimit.*", kist_rlimits_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority")),
     "before the user switch and any filter" },
   { KIST_PHASE_SETUP, CR | EX, kist_scheduler_apply, NULL, E (O ("scheduler")),
@@ -146,10 +150,12 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply_early, NULL, E (C ("seccomp")),
     "here only without no_new_privileges: loading needs CAP_SYS_ADMIN, which the user switch "
     "and the capability sets take away (as runc)" },
-  { KIST_PHASE_SETUP, CR | EX, kist_user_apply, NULL, E (C ("user")),
+  { KIST_PHASE_SETUP, CR | EX, kist_user_apply, NULL, E (C ("user", kist_user_verify)),
     "additionalGids, gid, uid, umask; capabilities kept for the next row" },
-  { KIST_PHASE_SETUP, CR | EX, kist_caps_apply, NULL, E (C ("capabilities")), NULL },
-  { KIST_PHASE_SETUP, CR | EX, kist_nnp_apply, NULL, E (C ("no_new_privileges")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_caps_apply, NULL, E (C ("capabilities", kist_caps_verify)),
+    NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_nnp_apply, NULL,
+    E (C ("no_new_privileges", kist_nnp_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply, NULL, E (C ("seccomp")),
     "here only a filter with a notify listener (its fd goes to the parent that still waits); "
     "every other one in START" },
@@ -160,7 +166,8 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_START, CR, kist_hooks_start_container, NULL, E (O ("hooks.startContainer")),
     "after `start`, in the container, before the process" },
   { KIST_PHASE_START, CR | EX, NULL, "kist_process_exec (process.c), after the rows above",
-    E (C ("session"), C ("parent_death_signal"), C ("fds"), C ("seccomp"), O ("exec")),
+    E (C ("session", kist_session_verify), C ("parent_death_signal"), C ("fds", kist_fds_verify),
+       C ("seccomp", kist_seccomp_verify), O ("exec")),
     "a new session, the parent-death signal (sandbox), every fd kist holds closed, the filter "
     "last of all, READY, execve; "
     "`exec` is recorded by the caller when the close-on-exec connection closes" },
@@ -273,4 +280,13 @@ kist_layer_vocabulary (void (*fn) (const char *name, enum kist_group group, void
         if (!seen)
           fn (e->name, e->group, arg);
       }
+}
+
+void
+kist_layer_verifiers (void (*fn) (kist_layer_fn verify, const char *name, void *arg), void *arg)
+{
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+      if (e->verify != NULL)
+        fn (e->verify, e->name, arg);
 }

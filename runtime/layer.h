@@ -184,11 +184,16 @@ enum kist_phase
 #define KIST_FOR_SANDBOX 4u /* kist sandbox only (it creates through create, too) */
 
 /* A report entry a row records: its name ("rlimit.*" is the family of every
- * "rlimit.NAME") and its group. */
+ * "rlimit.NAME"), its group, and how the parent verifies it from outside
+ * (verify.c, at the READY barrier, on the waiting process's /proc/PID), or
+ * NULL where only the layer's own read-back inside tells.  An entry that
+ * appears in several rows (seccomp) names its verifier once, in the row that
+ * applies it last. */
 struct kist_entry_def
 {
   const char *name;
   enum kist_group group;
+  kist_layer_fn verify;
 };
 
 struct kist_layer_def
@@ -219,6 +224,10 @@ int kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
  * at the first that fails. */
 int kist_layers_run_parent (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
                             struct kist_report *r, struct kist_error **err);
+
+/* The verifiers of the table's entries, in table order, each once. */
+void kist_layer_verifiers (void (*fn) (kist_layer_fn verify, const char *name, void *arg),
+                           void *arg);
 
 /* Is NAME a report entry of the registry (exactly, or in a family)? */
 bool kist_layer_known (const char *name);

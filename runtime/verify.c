@@ -697,21 +697,24 @@ kist_fds_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
 
 /* ------------------------------------------------------------------- entry */
 
-/* The verifiers, one per layer (the registry's "verify" column to be). */
-static const struct
+/* Each verifier the registry names (layer.c, its entries' verify column),
+ * in table order, until one fails. */
+struct verify_run
 {
-  const char *layer;
-  kist_layer_fn verify;
-} verifiers[] = {
-  { "oom_score_adj", kist_oom_verify },
-  { "rlimit.*", kist_rlimits_verify },
-  { "user", kist_user_verify },
-  { "capabilities", kist_caps_verify },
-  { "no_new_privileges", kist_nnp_verify },
-  { "seccomp", kist_seccomp_verify },
-  { "session", kist_session_verify },
-  { "fds", kist_fds_verify },
+  struct kist_ctx *ctx;
+  struct kist_report *r;
+  struct kist_error **err;
+  int ret;
 };
+
+static void
+verify_one (kist_layer_fn verify, const char *name, void *arg)
+{
+  (void) name;
+  struct verify_run *v = arg;
+  if (v->ret == 0)
+    v->ret = verify (v->ctx, v->r, v->err);
+}
 
 void
 kist_verify_received (struct kist_layer *l)
@@ -745,9 +748,9 @@ kist_verify_outside (struct kist_ctx *ctx, pid_t pid, struct kist_report *r,
   ctx->pid = pid;
   struct kist_verify_cache *saved_cache = ctx->verify_cache;
   bool owned = cache_begin (ctx);
-  int ret = 0;
-  for (size_t v = 0; ret == 0 && v < KIST_ARRAY_SIZE (verifiers); v++)
-    ret = verifiers[v].verify (ctx, r, err);
+  struct verify_run run = { ctx, r, err, 0 };
+  kist_layer_verifiers (verify_one, &run);
+  int ret = run.ret;
   for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
     if (r->layers[i].expect != NULL)
       ret = kist_report_unverified (r, i, ENOSYS, err,

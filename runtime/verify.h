@@ -13,9 +13,10 @@
  * configuration does (its seccomp filter, its dropped capabilities, its user)
  * can keep the parent from reading these files.
  *
- * One verifier per layer, with the layer signature; ctx->pid is the waiting
- * process (host pid).  Each handles the entries of its layer that are
- * pending, and cross-checks the applied ones whose fact is visible outside. */
+ * One verifier per entry, named in the registry (layer.c: the entry's
+ * verify column), with the layer signature; ctx->pid is the waiting process
+ * (host pid).  Each handles the entries of its layer that are pending, and
+ * cross-checks the applied ones whose fact is visible outside. */
 #ifndef KIST_VERIFY_H
 #define KIST_VERIFY_H
 

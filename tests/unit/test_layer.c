@@ -205,6 +205,72 @@ START_TEST (test_man_groups_are_the_registry_groups)
 }
 END_TEST
 
+static void
+collect_verifier (kist_layer_fn verify, const char *name, void *arg)
+{
+  (void) verify;
+  names_add (arg, name, KIST_GROUP_OTHER);
+}
+
+static void
+count_verifier (kist_layer_fn verify, const char *name, void *arg)
+{
+  (void) name;
+  kist_layer_fn *seen = arg;
+  size_t i = 0;
+  while (seen[i] != NULL && seen[i] != verify)
+    i++;
+  ck_assert_msg (seen[i] == NULL, "the verifier of `%s` is named twice in the registry", name);
+  seen[i] = verify;
+}
+
+/* The entries kist-report.5 says the parent verifies from outside (the
+ * .Li list after "verified from outside:" in the description of
+ * `applied`) are exactly the registry's entries with a verifier, each
+ * verifier named once. */
+START_TEST (test_man_lists_the_verifiers)
+{
+  struct names reg = { .n = 0 }, man = { .n = 0 };
+  kist_layer_verifiers (collect_verifier, &reg);
+  ck_assert_uint_ge (reg.n, 8);
+  kist_layer_fn seen[64] = { NULL };
+  kist_layer_verifiers (count_verifier, seen);
+
+  _cleanup_free_ char *path = xasprintf ("%s/man/kist-report.5", KIST_SRCDIR);
+  FILE *f = fopen (path, "re");
+  ck_assert_msg (f != NULL, "cannot open %s", path);
+  char line[4096];
+  bool in = false;
+  while (fgets (line, sizeof line, f))
+    {
+      if (strstr (line, "is verified from outside:") != NULL)
+        in = true;
+      else if (in && strstr (line, "record what they set") != NULL)
+        break;
+      else if (in && strncmp (line, ".Li ", 4) == 0)
+        {
+          struct names one = { .n = 0 };
+          parse_item (line, &one);
+          for (size_t i = 0; i < one.n; i++)
+            if (strcmp (one.v[i], "(") != 0 && strcmp (one.v[i], ")") != 0)
+              names_add (&man, one.v[i], KIST_GROUP_OTHER);
+          names_free (&one);
+        }
+    }
+  fclose (f);
+  ck_assert_msg (man.n > 0, "kist-report.5: no \"is verified from outside:\" list");
+  for (size_t i = 0; i < reg.n; i++)
+    ck_assert_msg (names_has (&man, reg.v[i]),
+                   "kist-report.5 does not say `%s` is verified from outside", reg.v[i]);
+  for (size_t i = 0; i < man.n; i++)
+    ck_assert_msg (names_has (&reg, man.v[i]),
+                   "kist-report.5 says `%s` is verified from outside; the registry has no "
+                   "verifier for it", man.v[i]);
+  names_free (&reg);
+  names_free (&man);
+}
+END_TEST
+
 START_TEST (test_known_and_groups)
 {
   ck_assert (kist_layer_known ("capabilities"));
@@ -254,6 +320,7 @@ main (void)
   TCase *tc = tcase_create ("registry");
   tcase_add_test (tc, test_man_lists_the_registry);
   tcase_add_test (tc, test_man_groups_are_the_registry_groups);
+  tcase_add_test (tc, test_man_lists_the_verifiers);
   tcase_add_test (tc, test_known_and_groups);
   tcase_add_test (tc, test_rows_are_well_formed);
   suite_add_tcase (s, tc);
