@@ -138,6 +138,7 @@ verify_one (struct kist_ctx *ctx, enum kist_ns_type t, struct kist_report *r, st
                                    (unsigned long) st.st_ino, ns->path, (unsigned long) want.st_ino);
       kist_report_applied (r, layer, ns->path, "joined %s; read back inode %lu", ns->path,
                            (unsigned long) st.st_ino);
+      kist_report_expect (r, layer, "ino=%lu", (unsigned long) st.st_ino);
       return 0;
     }
   if (st.st_ino == ctx->host_ns_ino[t] && st.st_dev == ctx->host_ns_dev[t])
@@ -153,6 +154,8 @@ verify_one (struct kist_ctx *ctx, enum kist_ns_type t, struct kist_report *r, st
   _cleanup_free_ char *root = t == KIST_NS_CGROUP ? kist_cgroup_ns_root_note () : NULL;
   kist_report_applied (r, layer, NULL, "new; inode %lu (host %lu)%s%s", (unsigned long) st.st_ino,
                        (unsigned long) ctx->host_ns_ino[t], root ? "; " : "", root ? root : "");
+  /* and /proc/PID/ns from outside (verify.c) */
+  kist_report_expect (r, layer, "ino=%lu", (unsigned long) st.st_ino);
   return 0;
 }
 

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "caps.h"
+#include "ns.h"
 #include "procfs.h"
 #include "verify.h"
 #include "util.h"
@@ -164,6 +166,96 @@ numbers (const char *s, uint64_t *out, size_t max)
       n++;
   free (copy);
   return n;
+}
+
+/* ------------------------------------------------------------ namespace.* */
+
+/* One namespace entry against /proc/PID/ns/NAME: the joined path's
+ * namespace, or (new) not kist's own; a new pid namespace also makes the
+ * process pid 1 in it (the last NSpid of /proc/PID/status).  Returns the
+ * reason it disagrees (newly allocated), NULL when it agrees; *note says
+ * what was read. */
+static char *
+ns_disagrees (struct kist_ctx *ctx, enum kist_ns_type t, const char *expect, char **note)
+{
+  const struct kist_namespace *ns = &ctx->spec->linux_->ns[t];
+  char link[64];
+  snprintf (link, sizeof link, "/proc/%d/ns/%s", (int) ctx->pid, kist_ns_proc_name (t));
+  struct stat got, want;
+  /* A rootless kist may not read the links of its non-dumpable child (its
+   * mm still belongs to kist's user namespace): then the read-back inside,
+   * done before any filter or privilege drop, stands for the inode. */
+  bool unreadable = false;
+  if (stat (link, &got) < 0)
+    {
+      if (errno != EACCES && errno != EPERM)
+        return xasprintf ("cannot stat %s from outside: %s", link, strerror (errno));
+      unreadable = true;
+    }
+  _cleanup_free_ char *ino_w = expect_word (expect, "ino");
+  uint64_t inside = 0;
+  if (ino_w == NULL || kist_parse_u64 (ino_w, &inside) < 0)
+    return xstrdup ("the entry names no inode to verify");
+  if (!unreadable && (uint64_t) got.st_ino != inside)
+    return xasprintf ("from outside, %s is inode %lu, not the inode %" PRIu64
+                      " the container read inside",
+                      link, (unsigned long) got.st_ino, inside);
+  if (!unreadable && ns->path)
+    {
+      if (stat (ns->path, &want) < 0)
+        return xasprintf ("cannot stat the joined `%s` from outside: %s", ns->path,
+                          strerror (errno));
+      if (got.st_ino != want.st_ino || got.st_dev != want.st_dev)
+        return xasprintf ("from outside, %s is inode %lu, not the joined `%s` (inode %lu)", link,
+                          (unsigned long) got.st_ino, ns->path, (unsigned long) want.st_ino);
+    }
+  if (!unreadable && !ns->path && got.st_ino == ctx->host_ns_ino[t]
+      && got.st_dev == ctx->host_ns_dev[t])
+    return xasprintf ("from outside, %s is kist's own namespace (inode %lu), not a new one", link,
+                      (unsigned long) got.st_ino);
+  bool pid1 = t == KIST_NS_PID && !ns->path;
+  if (pid1)
+    {
+      /* /proc/PID/status needs no ptrace access: read even when rootless. */
+      char *why = NULL;
+      _cleanup_free_ char *nspid = status_field (ctx, "NSpid", &why);
+      if (nspid == NULL)
+        return why;
+      const char *last = strrchr (kist_rstrip (nspid), '\t');
+      if (last == NULL || strcmp (last + 1, "1") != 0)
+        return xasprintf ("from outside, /proc/%d/status NSpid is `%s`: the process is not pid 1 "
+                          "of a new pid namespace",
+                          (int) ctx->pid, nspid);
+    }
+  if (unreadable)
+    *note = xasprintf ("%s is not readable from outside (a non-dumpable child of a rootless "
+                       "kist): the read-back inside stands%s",
+                       link, pid1 ? "; verified from outside: NSpid ends in 1" : "");
+  else
+    *note = xasprintf ("verified from outside (%s%s)", link, pid1 ? "; NSpid ends in 1" : "");
+  return NULL;
+}
+
+int
+kist_ns_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  struct kist_verify_cache *saved = ctx->verify_cache;
+  bool owned = cache_begin (ctx);
+  int ret = 0;
+  for (int t = 0; ret == 0 && t < KIST_NS_COUNT; t++)
+    {
+      _cleanup_free_ char *layer = xasprintf ("namespace.%s", kist_ns_name (t));
+      for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
+        {
+          if (!is_pending (&r->layers[i], layer))
+            continue;
+          _cleanup_free_ char *note = NULL;
+          char *why = ns_disagrees (ctx, t, r->layers[i].expect, &note);
+          ret = settle (r, i, why ? EPROTO : 0, why, note, err);
+        }
+    }
+  cache_end (ctx, saved, owned);
+  return ret;
 }
 
 /* ---------------------------------------------------------- oom_score_adj */

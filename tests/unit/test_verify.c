@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for runtime/verify.c's namespace verifier: an entry the child
+ * recorded is applied only when /proc/PID/ns/NAME agrees from outside.  The
+ * "waiting process" is this test itself. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "spec.h"
+#include "verify.h"
+
+struct fixture
+{
+  struct kist_spec spec;
+  struct kist_linux lx;
+  struct kist_ctx ctx;
+  struct kist_report *r;
+};
+
+static ino_t
+self_ino (const char *name)
+{
+  char p[64];
+  struct stat st;
+  snprintf (p, sizeof p, "/proc/self/ns/%s", name);
+  ck_assert_int_eq (stat (p, &st), 0);
+  return st.st_ino;
+}
+
+/* A report with one namespace.TYPE entry the child says it read back as
+ * inode ino, pending the parent's word, for this process. */
+static void
+fixture_init (struct fixture *f, enum kist_ns_type t, const char *path, unsigned long ino)
+{
+  memset (f, 0, sizeof *f);
+  f->spec.linux_ = &f->lx;
+  f->lx.ns[t].present = true;
+  f->lx.ns[t].path = (char *) path;
+  f->ctx.spec = &f->spec;
+  f->ctx.pid = getpid ();
+  f->r = kist_report_new ("c1", "create", NULL);
+  char layer[64];
+  snprintf (layer, sizeof layer, "namespace.%s", kist_ns_name (t));
+  kist_report_applied (f->r, layer, path, "read back inside");
+  kist_report_expect (f->r, layer, "ino=%lu", ino);
+  kist_layer_make_pending (&f->r->layers[0]);
+  ck_assert (!f->r->layers[0].applied);
+}
+
+/* The verifier's verdict: 0 applied, else the error message in *msg. */
+static int
+verdict (struct fixture *f, char **msg)
+{
+  struct kist_error *e = NULL;
+  int ret = kist_ns_verify (&f->ctx, f->r, &e);
+  *msg = e ? strdup (e->msg) : NULL;
+  kist_error_free (e);
+  ck_assert_int_eq (ret == 0, f->r->layers[0].applied);
+  kist_report_free (f->r);
+  return ret;
+}
+
+START_TEST (test_new_namespace_agrees)
+{
+  struct fixture f;
+  fixture_init (&f, KIST_NS_NET, NULL, (unsigned long) self_ino ("net"));
+  f.ctx.host_ns_ino[KIST_NS_NET] = 1; /* kist's own is another one */
+  char *msg = NULL;
+  ck_assert_int_eq (verdict (&f, &msg), 0);
+  free (msg);
+}
+END_TEST
+
+START_TEST (test_inode_differs_from_inside)
+{
+  struct fixture f;
+  fixture_init (&f, KIST_NS_NET, NULL, (unsigned long) self_ino ("net") + 1);
+  f.ctx.host_ns_ino[KIST_NS_NET] = 1;
+  char *msg = NULL;
+  ck_assert_int_lt (verdict (&f, &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "the container read inside"), "%s", msg);
+  free (msg);
+}
+END_TEST
+
+START_TEST (test_still_kists_own)
+{
+  struct fixture f;
+  ino_t ino = self_ino ("uts");
+  fixture_init (&f, KIST_NS_UTS, NULL, (unsigned long) ino);
+  struct stat st;
+  ck_assert_int_eq (stat ("/proc/self/ns/uts", &st), 0);
+  f.ctx.host_ns_ino[KIST_NS_UTS] = st.st_ino;
+  f.ctx.host_ns_dev[KIST_NS_UTS] = st.st_dev;
+  char *msg = NULL;
+  ck_assert_int_lt (verdict (&f, &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "kist's own namespace"), "%s", msg);
+  free (msg);
+}
+END_TEST
+
+START_TEST (test_joined_path)
+{
+  struct fixture f;
+  fixture_init (&f, KIST_NS_IPC, "/proc/self/ns/ipc", (unsigned long) self_ino ("ipc"));
+  char *msg = NULL;
+  ck_assert_int_eq (verdict (&f, &msg), 0);
+  free (msg);
+  /* A path that names another namespace (here: another type). */
+  fixture_init (&f, KIST_NS_IPC, "/proc/self/ns/uts", (unsigned long) self_ino ("ipc"));
+  ck_assert_int_lt (verdict (&f, &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "not the joined"), "%s", msg);
+  free (msg);
+}
+END_TEST
+
+START_TEST (test_new_pid_namespace_needs_pid_1)
+{
+  struct fixture f;
+  fixture_init (&f, KIST_NS_PID, NULL, (unsigned long) self_ino ("pid"));
+  f.ctx.host_ns_ino[KIST_NS_PID] = 1;
+  char *msg = NULL;
+  /* This test is not pid 1 of a new pid namespace. */
+  ck_assert_int_lt (verdict (&f, &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "NSpid"), "%s", msg);
+  free (msg);
+}
+END_TEST
+
+START_TEST (test_no_inode_named)
+{
+  struct fixture f;
+  fixture_init (&f, KIST_NS_MOUNT, NULL, 0);
+  free (f.r->layers[0].expect);
+  f.r->layers[0].expect = strdup ("");
+  f.ctx.host_ns_ino[KIST_NS_MOUNT] = 1;
+  char *msg = NULL;
+  ck_assert_int_lt (verdict (&f, &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "no inode"), "%s", msg);
+  free (msg);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("verify");
+  TCase *tc = tcase_create ("namespaces");
+  tcase_add_test (tc, test_new_namespace_agrees);
+  tcase_add_test (tc, test_inode_differs_from_inside);
+  tcase_add_test (tc, test_still_kists_own);
+  tcase_add_test (tc, test_joined_path);
+  tcase_add_test (tc, test_new_pid_namespace_needs_pid_1);
+  tcase_add_test (tc, test_no_inode_named);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
