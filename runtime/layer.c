@@ -133,14 +133,14 @@ const struct kist_layer_def kist_layers[] = {
     E (O ("hooks.prestart"), O ("hooks.createRuntime"), O ("hooks.createContainer")),
     "prestart and createRuntime run by the parent while the init waits; createContainer in "
     "the container, before pivot_root" },
-  { KIST_PHASE_SETUP, CR, kist_rootfs_pivot, NULL, E (C ("rootfs.pivot_root")), NULL },
+  { KIST_PHASE_SETUP, CR, kist_rootfs_pivot, NULL, E (C ("rootfs.pivot_root", kist_rootfs_verify)), NULL },
   { KIST_PHASE_SETUP, CR, kist_uts_apply, NULL, E (C ("hostname"), C ("domainname")), NULL },
   { KIST_PHASE_SETUP, CR, kist_sysctl_apply, NULL, E (C ("sysctl")),
     "after pivot_root (the container's /proc/sys), before the read-only paths" },
   { KIST_PHASE_SETUP, CR, kist_paths_apply, NULL, E (C ("masked_paths"), C ("readonly_paths")), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_process_prepare, NULL, E (O ("cwd"), C ("environment")),
     "cwd created before the root goes read-only; the executable resolved in the root" },
-  { KIST_PHASE_SETUP, CR, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly")), NULL },
+  { KIST_PHASE_SETUP, CR, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly", kist_rootfs_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_rlimits_apply, NULL,
     E (L ("rlimit"), L ("rlimit.*", kist_rlimits_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority")),
@@ -292,10 +292,11 @@ kist_layer_verifiers (void (*fn) (kist_layer_fn verify, const char *name, void *
       {
         if (e->verify == NULL)
           continue;
-        /* One verifier may serve every entry of its row (namespace.*). */
+        /* One verifier may serve several entries (namespace.*, rootfs.*). */
         bool named_before = false;
-        for (const struct kist_entry_def *f = kist_layers[i].entries; f != e; f++)
-          named_before |= f->verify == e->verify;
+        for (size_t j = 0; j <= i && !named_before; j++)
+          for (const struct kist_entry_def *f = kist_layers[j].entries; f && f->name && f != e; f++)
+            named_before |= f->verify == e->verify;
         if (!named_before)
           fn (e->verify, e->name, arg);
       }

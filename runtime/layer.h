@@ -188,7 +188,7 @@ enum kist_phase
  * (verify.c, at the READY barrier, on the waiting process's /proc/PID), or
  * NULL where only the layer's own read-back inside tells.  An entry that
  * appears in several rows (seccomp) names its verifier once, in the row that
- * applies it last; one verifier may serve several entries of its row. */
+ * applies it last; one verifier may serve several entries. */
 struct kist_entry_def
 {
   const char *name;
@@ -226,7 +226,7 @@ int kist_layers_run_parent (enum kist_phase phase, unsigned op, struct kist_ctx 
                             struct kist_report *r, struct kist_error **err);
 
 /* The verifiers of the table's entries, in table order, each once (name:
- * the first entry that names it; a verifier may serve its row's entries). */
+ * the first entry that names it). */
 void kist_layer_verifiers (void (*fn) (kist_layer_fn verify, const char *name, void *arg),
                            void *arg);
 

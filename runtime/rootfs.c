@@ -480,7 +480,8 @@ detach_host_procfs (struct kist_ctx *ctx, size_t *n, struct kist_error **err)
 }
 
 static int
-do_pivot (struct kist_ctx *ctx, int procfd, char **detail, struct kist_error **err)
+do_pivot (struct kist_ctx *ctx, int procfd, char **detail, uint64_t *root_mnt,
+          struct kist_error **err)
 {
   uint64_t old_root_id, new_root_id;
   struct stat want, got;
@@ -553,6 +554,7 @@ do_pivot (struct kist_ctx *ctx, int procfd, char **detail, struct kist_error **e
     if (t.e[i].point[0] != '/')
       return kist_error_make (err, EIO, "after pivot, mount %llu lies outside the root (`%s`)",
                               (unsigned long long) t.e[i].id, t.e[i].point);
+  *root_mnt = root_id;
   if (ctx->no_pivot)
     *detail = xasprintf ("chroot (--no-pivot): root moved onto / and chrooted; %zu host "
                          "proc/sysfs mount(s) detached; %zu mounts visible",
@@ -580,9 +582,12 @@ kist_rootfs_pivot (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
   if (procfd < 0)
     return kist_report_failed (r, "rootfs.pivot_root", requested, errno, err,
                                "open /proc/self to verify the pivot: %s", strerror (errno));
-  if (do_pivot (ctx, procfd, &detail, &e) < 0)
+  uint64_t root_mnt = 0;
+  if (do_pivot (ctx, procfd, &detail, &root_mnt, &e) < 0)
     return kist_report_failed (r, "rootfs.pivot_root", requested, e->errnum, err, "%s", e->msg);
   kist_report_applied (r, "rootfs.pivot_root", requested, "%s", detail);
+  /* and /proc/PID/root from outside (verify.c) */
+  kist_report_expect (r, "rootfs.pivot_root", "mnt=%llu", (unsigned long long) root_mnt);
 
   return apply_deferred_propagation (ctx, MS_SHARED, procfd, r, err);
 }
@@ -635,5 +640,6 @@ kist_rootfs_readonly (struct kist_ctx *ctx, struct kist_report *r, struct kist_e
     return kist_report_failed (r, "rootfs.readonly", "", e->errnum, err, "root.readonly: %s",
                                e->msg);
   kist_report_applied (r, "rootfs.readonly", "", "%s", detail);
+  kist_report_expect (r, "rootfs.readonly", "rdonly=1"); /* and from outside */
   return 0;
 }

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "ns.h"
 #include "procfs.h"
+#include "resolve.h"
 #include "verify.h"
 #include "util.h"
 
@@ -168,6 +170,18 @@ numbers (const char *s, uint64_t *out, size_t max)
   return n;
 }
 
+/* What a rootless kist says of a /proc/PID link it may not follow: the
+ * links of its non-dumpable child need ptrace access, and the child's mm
+ * still belongs to kist's user namespace.  The read-back inside, made
+ * before any filter or privilege drop, stands. */
+static char *
+unreadable_note (const char *link, const char *more)
+{
+  return xasprintf ("%s is not readable from outside (a non-dumpable child of a rootless kist): "
+                    "the read-back inside stands%s",
+                    link, more);
+}
+
 /* ------------------------------------------------------------ namespace.* */
 
 /* One namespace entry against /proc/PID/ns/NAME: the joined path's
@@ -182,10 +196,7 @@ ns_disagrees (struct kist_ctx *ctx, enum kist_ns_type t, const char *expect, cha
   char link[64];
   snprintf (link, sizeof link, "/proc/%d/ns/%s", (int) ctx->pid, kist_ns_proc_name (t));
   struct stat got, want;
-  /* A rootless kist may not read the links of its non-dumpable child (its
-   * mm still belongs to kist's user namespace): then the read-back inside,
-   * done before any filter or privilege drop, stands for the inode. */
-  bool unreadable = false;
+  bool unreadable = false; /* rootless: unreadable_note */
   if (stat (link, &got) < 0)
     {
       if (errno != EACCES && errno != EPERM)
@@ -228,9 +239,7 @@ ns_disagrees (struct kist_ctx *ctx, enum kist_ns_type t, const char *expect, cha
                           (int) ctx->pid, nspid);
     }
   if (unreadable)
-    *note = xasprintf ("%s is not readable from outside (a non-dumpable child of a rootless "
-                       "kist): the read-back inside stands%s",
-                       link, pid1 ? "; verified from outside: NSpid ends in 1" : "");
+    *note = unreadable_note (link, pid1 ? "; verified from outside: NSpid ends in 1" : "");
   else
     *note = xasprintf ("verified from outside (%s%s)", link, pid1 ? "; NSpid ends in 1" : "");
   return NULL;
@@ -255,6 +264,72 @@ kist_ns_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
         }
     }
   cache_end (ctx, saved, owned);
+  return ret;
+}
+
+/* --------------------------------------------- rootfs.pivot_root, readonly */
+
+/* The process's root, /proc/PID/root from outside: the rootfs (the same
+ * inode as root.path seen by kist), the mount the init found at / after
+ * pivot_root, and, for rootfs.readonly, a read-only mount. */
+static char *
+root_disagrees (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  char link[64];
+  snprintf (link, sizeof link, "/proc/%d/root", (int) ctx->pid);
+  bool readonly = strcmp (l->name, "rootfs.readonly") == 0;
+  struct stat got, want;
+  struct statvfs sv;
+  if (readonly ? statvfs (link, &sv) < 0 : stat (link, &got) < 0)
+    {
+      if (errno == EACCES || errno == EPERM)
+        {
+          *note = unreadable_note (link, "");
+          return NULL;
+        }
+      return xasprintf ("cannot stat %s from outside: %s", link, strerror (errno));
+    }
+  if (readonly)
+    {
+      if (!(sv.f_flag & ST_RDONLY))
+        return xasprintf ("from outside, the mount at %s is not read-only (statvfs)", link);
+      *note = xasprintf ("verified from outside (statvfs %s: ST_RDONLY)", link);
+      return NULL;
+    }
+  if (ctx->rootfs == NULL || stat (ctx->rootfs, &want) < 0)
+    return xasprintf ("cannot stat the rootfs `%s` from outside: %s",
+                      ctx->rootfs ? ctx->rootfs : "(none)", strerror (errno));
+  if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+    return xasprintf ("from outside, %s is not the rootfs `%s` (dev/inode differ)", link,
+                      ctx->rootfs);
+  _cleanup_free_ char *mnt_w = expect_word (l->expect, "mnt");
+  uint64_t inside = 0, mnt = 0;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (mnt_w == NULL || kist_parse_u64 (mnt_w, &inside) < 0)
+    return xstrdup ("the entry names no mount to verify");
+  if (kist_mnt_id_at (AT_FDCWD, link, 0, &mnt, &e) < 0)
+    return xasprintf ("the mount id of %s from outside: %s", link, e->msg);
+  if (mnt != inside)
+    return xasprintf ("from outside, %s is mount %" PRIu64 ", not mount %" PRIu64
+                      " the init found at /",
+                      link, mnt, inside);
+  *note = xasprintf ("verified from outside (%s: the rootfs, mount %" PRIu64 ")", link, mnt);
+  return NULL;
+}
+
+int
+kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  int ret = 0;
+  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
+    {
+      if (!is_pending (&r->layers[i], "rootfs.pivot_root")
+          && !is_pending (&r->layers[i], "rootfs.readonly"))
+        continue;
+      _cleanup_free_ char *note = NULL;
+      char *why = root_disagrees (ctx, &r->layers[i], &note);
+      ret = settle (r, i, why ? EPROTO : 0, why, note, err);
+    }
   return ret;
 }
 

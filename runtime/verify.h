@@ -35,6 +35,9 @@ int kist_verify_outside (struct kist_ctx *ctx, pid_t pid, struct kist_report *r,
  * inside, the joined path's, or (new) not kist's own; a new pid namespace
  * makes the process pid 1 (NSpid of /proc/PID/status). */
 int kist_ns_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* rootfs.pivot_root: /proc/PID/root is the rootfs (root.path's inode) and
+ * the mount the init found at /; rootfs.readonly: that mount is read-only. */
+int kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* oom_score_adj: /proc/PID/oom_score_adj is the value set. */
 int kist_oom_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* rlimit.*: /proc/PID/limits shows each applied soft:hard pair. */

@@ -4,6 +4,7 @@
  * "waiting process" is this test itself. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "resolve.h"
 #include "spec.h"
 #include "verify.h"
 
@@ -146,6 +148,56 @@ START_TEST (test_no_inode_named)
 }
 END_TEST
 
+/* rootfs.pivot_root and rootfs.readonly against /proc/PID/root: this
+ * process's root is the host's /, writable. */
+static struct kist_report *
+root_report (const char *layer, const char *expect)
+{
+  struct kist_report *r = kist_report_new ("c1", "create", NULL);
+  kist_report_applied (r, layer, "", "read back inside");
+  kist_report_expect (r, layer, "%s", expect);
+  kist_layer_make_pending (&r->layers[0]);
+  return r;
+}
+
+static int
+root_verdict (const char *rootfs, struct kist_report *r, char **msg)
+{
+  struct kist_ctx ctx = { .pid = getpid (), .rootfs = (char *) rootfs };
+  struct kist_error *e = NULL;
+  int ret = kist_rootfs_verify (&ctx, r, &e);
+  *msg = e ? strdup (e->msg) : NULL;
+  kist_error_free (e);
+  ck_assert_int_eq (ret == 0, r->layers[0].applied);
+  kist_report_free (r);
+  return ret;
+}
+
+START_TEST (test_root)
+{
+  uint64_t mnt = 0;
+  ck_assert_int_eq (kist_mnt_id_at (AT_FDCWD, "/", 0, &mnt, NULL), 0);
+  char want[64];
+  snprintf (want, sizeof want, "mnt=%llu", (unsigned long long) mnt);
+  char *msg = NULL;
+  ck_assert_int_eq (root_verdict ("/", root_report ("rootfs.pivot_root", want), &msg), 0);
+  free (msg);
+  /* Another directory is not this process's root. */
+  ck_assert_int_lt (root_verdict ("/proc", root_report ("rootfs.pivot_root", want), &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "is not the rootfs"), "%s", msg);
+  free (msg);
+  /* Another mount than the one the init found at /. */
+  snprintf (want, sizeof want, "mnt=%llu", (unsigned long long) mnt + 100000);
+  ck_assert_int_lt (root_verdict ("/", root_report ("rootfs.pivot_root", want), &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "the init found at /"), "%s", msg);
+  free (msg);
+  /* The host's / is not read-only. */
+  ck_assert_int_lt (root_verdict ("/", root_report ("rootfs.readonly", "rdonly=1"), &msg), 0);
+  ck_assert_msg (msg && strstr (msg, "not read-only"), "%s", msg);
+  free (msg);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -157,6 +209,7 @@ main (void)
   tcase_add_test (tc, test_joined_path);
   tcase_add_test (tc, test_new_pid_namespace_needs_pid_1);
   tcase_add_test (tc, test_no_inode_named);
+  tcase_add_test (tc, test_root);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);
