@@ -223,6 +223,19 @@ spec_get_bool (struct jpath *p, yajl_val obj, const char *key, bool *out, struct
   return 0;
 }
 
+int
+spec_get_bool_req (struct jpath *p, yajl_val obj, const char *key, bool *out,
+                   struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, true, &v, &m, err);
+  if (r < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return spec_get_bool (p, obj, key, out, err);
+}
+
 /* The number's text as sign + digits, or false when it is not an integer
  * literal (fraction, exponent, not a number). */
 static bool
@@ -343,6 +356,31 @@ spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int
   if ((r = val_i64 (p, v, out, err)) < 0)
     return r;
   spec_jp_pop (p, m);
+  return 0;
+}
+
+int
+spec_get_i64_sat (struct jpath *p, yajl_val obj, const char *key, int64_t *out, bool *present,
+                  struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, false, &v, &m, err);
+  if (r <= 0)
+    return r;
+  bool neg;
+  const char *d;
+  if (!int_text (v, &neg, &d))
+    return spec_jp_err (p, err, "expected an integer");
+  if (!num_i64 (v, out))
+    {
+      if (neg)
+        return spec_jp_err (p, err, "%s is below the smallest 64-bit integer", v->u.number.r);
+      *out = INT64_MAX;
+    }
+  spec_jp_pop (p, m);
+  if (present)
+    *present = true;
   return 0;
 }
 
