@@ -359,6 +359,22 @@ spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int
   return 0;
 }
 
+/* An integer literal as int64; above INT64_MAX kept as INT64_MAX. */
+static int
+val_i64_sat (struct jpath *p, yajl_val v, int64_t *out, struct kist_error **err)
+{
+  bool neg;
+  const char *d;
+  if (!int_text (v, &neg, &d))
+    return spec_jp_err (p, err, "expected an integer");
+  if (num_i64 (v, out))
+    return 0;
+  if (neg)
+    return spec_jp_err (p, err, "%s is below the smallest 64-bit integer", v->u.number.r);
+  *out = INT64_MAX;
+  return 0;
+}
+
 int
 spec_get_i64_sat (struct jpath *p, yajl_val obj, const char *key, int64_t *out, bool *present,
                   struct kist_error **err)
@@ -366,22 +382,13 @@ spec_get_i64_sat (struct jpath *p, yajl_val obj, const char *key, int64_t *out, 
   yajl_val v;
   size_t m;
   int r = find (p, obj, key, false, &v, &m, err);
-  if (r <= 0)
-    return r;
-  bool neg;
-  const char *d;
-  if (!int_text (v, &neg, &d))
-    return spec_jp_err (p, err, "expected an integer");
-  if (!num_i64 (v, out))
+  if (r > 0 && (r = val_i64_sat (p, v, out, err)) == 0)
     {
-      if (neg)
-        return spec_jp_err (p, err, "%s is below the smallest 64-bit integer", v->u.number.r);
-      *out = INT64_MAX;
+      spec_jp_pop (p, m);
+      if (present)
+        *present = true;
     }
-  spec_jp_pop (p, m);
-  if (present)
-    *present = true;
-  return 0;
+  return r < 0 ? r : 0;
 }
 
 int

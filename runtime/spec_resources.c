@@ -104,22 +104,22 @@ static int
 parse_array (struct jpath *p, yajl_val obj, const char *key, size_t size, elem_fn fn, void **out,
              size_t *n, struct kist_error **err)
 {
-  yajl_val a;
-  size_t m;
-  int r = spec_enter (p, obj, key, yajl_t_array, false, &a, &m, err);
-  if (r <= 0)
-    return r;
-  size_t len = a->u.array.len;
-  char *v = xcalloc (len ? len : 1, size);
-  *out = v;
-  *n = len;
-  for (size_t i = 0; i < len; i++)
+  yajl_val a = NULL;
+  size_t m = 0;
+  if (spec_enter (p, obj, key, yajl_t_array, false, &a, &m, err) < 0)
+    return -1;
+  if (a == NULL)
+    return 0;
+  *n = a->u.array.len;
+  *out = xcalloc (*n ? *n : 1, size);
+  for (size_t i = 0; i < *n; i++)
     {
       yajl_val o = a->u.array.values[i];
       size_t mi = spec_jp_index (p, i);
       if (!YAJL_IS_OBJECT (o))
         return spec_jp_err (p, err, "expected object");
-      if ((r = fn (p, o, v + i * size, err)) < 0)
+      int r = fn (p, o, (char *) *out + i * size, err);
+      if (r < 0)
         return r;
       spec_jp_pop (p, mi);
     }
