@@ -3,7 +3,7 @@
  * struct kist_resources with config.json's path-aware errors, absent versus
  * present fields, the device rules, the update file's checks, the copy, and
  * the plan of a struct filled directly (as `kist update`'s flags and `kist
- * sandbox` do). */
+ * sandbox` do), and sandbox's flags as that struct. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <linux/bpf.h>
@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "resources.h"
+#include "sandbox.h"
 #include "spec.h"
 #include "util.h"
 
@@ -327,6 +328,35 @@ START_TEST (test_filled)
 }
 END_TEST
 
+/* kist sandbox --memory/--pids/--cpus: the struct, not config JSON. */
+START_TEST (test_sandbox)
+{
+  struct kist_sandbox_opts o;
+  kist_sandbox_opts_init (&o);
+  ck_assert_ptr_null (kist_sandbox_resources (&o));
+  o.has_memory = true;
+  o.memory = 33554432;
+  o.has_cpus = true;
+  o.cpus = 0.5;
+  o.has_pids = true;
+  o.pids = 64;
+  struct kist_resources *r = kist_sandbox_resources (&o);
+  ck_assert_int_eq (r->memory.limit, 33554432);
+  ck_assert (!r->memory.has_swap);
+  ck_assert_int_eq (r->cpu.quota, 50000);
+  ck_assert_uint_eq (r->cpu.period, 100000);
+  ck_assert_int_eq (r->pids_limit, 64);
+  kist_resources_free (r);
+  o.has_memory = o.has_pids = false;
+  o.cpus = 0.001; /* the smallest quota the kernel takes */
+  r = kist_sandbox_resources (&o);
+  ck_assert_int_eq (r->cpu.quota, 1000);
+  ck_assert_int_eq (r->memory.limit, 0);
+  ck_assert_int_eq (r->pids_limit, 0);
+  kist_resources_free (r);
+}
+END_TEST
+
 static Suite *
 resources_suite (void)
 {
@@ -337,6 +367,7 @@ resources_suite (void)
   tcase_add_test (tc, test_devices);
   tcase_add_test (tc, test_update_file);
   tcase_add_test (tc, test_filled);
+  tcase_add_test (tc, test_sandbox);
   suite_add_tcase (s, tc);
   return s;
 }
