@@ -472,7 +472,7 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
 {
   struct kist_linux *lx = ctx->spec ? ctx->spec->linux_ : NULL;
   const char *cgroups_path = lx ? lx->cgroups_path : NULL;
-  yajl_val resources = lx ? lx->resources : NULL;
+  const struct kist_resources *resources = lx ? lx->resources : NULL;
   __attribute__ ((cleanup (cg_plan_freep))) struct kist_cgroup_plan *plan = NULL;
   _cleanup_free_ char *mount = NULL, *own = NULL, *rel = NULL, *created = NULL;
   _cleanup_free_ char *requested = NULL;

@@ -21,9 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <yajl/yajl_tree.h>
-
 #include "layer.h"
+#include "resources.h"
 
 struct kist_cgroup
 {
@@ -108,8 +107,8 @@ int kist_cgroup_pids (const char *abs_path, pid_t **pids, size_t *n, struct kist
 int kist_cgroup_remove (const char *abs_path, const char *created_from_abs, struct kist_error **err);
 /* `kist update`: apply a LinuxResources object to a live scope, with the same
  * validation and read-back; entries go to r. */
-int kist_cgroup_update (const char *abs_path, yajl_val resources, struct kist_report *r,
-                        struct kist_error **err);
+int kist_cgroup_update (const char *abs_path, const struct kist_resources *resources,
+                        struct kist_report *r, struct kist_error **err);
 /* `kist events --stats`: runc's stats JSON object (memory, pids, cpu, ...). */
 char *kist_cgroup_stats_json (const char *abs_path, struct kist_error **err);
 /* memory.events oom_kill count (for `kist events` OOM notifications), -1 if unknown. */
@@ -167,14 +166,6 @@ struct kist_cgroup_write
   char *reason;
 };
 
-struct kist_cgroup_dev_rule
-{
-  bool allow;
-  char type;           /* 'a', 'c' or 'b' */
-  int64_t major, minor;  /* -1: any */
-  unsigned access;     /* BPF_DEVCG_ACC_MKNOD | _READ | _WRITE */
-};
-
 struct kist_cgroup_plan
 {
   struct kist_cgroup_write *w;
@@ -184,10 +175,11 @@ struct kist_cgroup_plan
   size_t n_dev;
 };
 
-/* cgroup_plan.c: parse + validate linux.resources (NULL: nothing), no file
- * system I/O.  Errors name the config path ("linux.resources.memory.swap:
- * ..."). */
-int kist_cgroup_plan_build (yajl_val resources, struct kist_cgroup_plan **out,
+/* cgroup_plan.c: the writes of a parsed linux.resources (NULL: nothing; its
+ * fields were checked by spec_resources.c), no file system I/O.  What needs
+ * several fields is checked here; errors name the config path
+ * ("linux.resources.memory.swap: ..."). */
+int kist_cgroup_plan_build (const struct kist_resources *resources, struct kist_cgroup_plan **out,
                             struct kist_error **err);
 void kist_cgroup_plan_free (struct kist_cgroup_plan *p);
 /* The same for a whole config, before anything exists (kist_create, before
@@ -197,11 +189,9 @@ void kist_cgroup_plan_free (struct kist_cgroup_plan *p);
 int kist_cgroup_plan_check (const struct kist_spec *spec, struct kist_error **err);
 
 /* cgroup_devices.c: the device allowlist as a BPF_PROG_TYPE_CGROUP_DEVICE
- * program.  Rules are OCI linux.resources.devices entries; default deny, the
- * last matching rule wins. */
+ * program.  Rules are OCI linux.resources.devices entries (resources.h);
+ * default deny, the last matching rule wins. */
 struct bpf_insn;
-int kist_cgroup_dev_rules_parse (yajl_val devices, struct kist_cgroup_dev_rule **rules,
-                                 size_t *n, struct kist_error **err);
 int kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
                              struct bpf_insn **insns, size_t *n_insns, struct kist_error **err);
 /* Load the program and attach it to the scope (BPF_F_ALLOW_MULTI), verify

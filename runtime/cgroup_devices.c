@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "json.h"
 #include "util.h"
 
 #define ACC_ALL (BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE)
@@ -48,98 +47,6 @@ insn (uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
   i.off = off;
   i.imm = imm;
   return i;
-}
-
-int
-kist_cgroup_dev_rules_parse (yajl_val devices, struct kist_cgroup_dev_rule **rules, size_t *n,
-                             struct kist_error **err)
-{
-  *rules = NULL;
-  *n = 0;
-  if (devices == NULL || YAJL_IS_NULL (devices))
-    return 0;
-  if (!YAJL_IS_ARRAY (devices))
-    return kist_error_make (err, EINVAL, "linux.resources.devices: expected an array");
-
-  size_t len = devices->u.array.len;
-  _cleanup_free_ struct kist_cgroup_dev_rule *out = xcalloc (len ? len : 1, sizeof *out);
-  for (size_t i = 0; i < len; i++)
-    {
-      yajl_val d = devices->u.array.values[i];
-      struct kist_cgroup_dev_rule *rl = &out[i];
-      if (!YAJL_IS_OBJECT (d))
-        return kist_error_make (err, EINVAL, "linux.resources.devices[%zu]: expected an object", i);
-
-      yajl_val allow = kist_json_obj_get (d, "allow");
-      if (allow == NULL || !(YAJL_IS_TRUE (allow) || YAJL_IS_FALSE (allow)))
-        return kist_error_make (err, EINVAL,
-                                "linux.resources.devices[%zu].allow: required, expected a boolean",
-                                i);
-      rl->allow = YAJL_IS_TRUE (allow);
-
-      yajl_val type = kist_json_obj_get (d, "type");
-      rl->type = 'a';
-      if (type != NULL && !YAJL_IS_NULL (type))
-        {
-          if (!YAJL_IS_STRING (type) || strlen (type->u.string) != 1
-              || strchr ("acb", type->u.string[0]) == NULL)
-            return kist_error_make (err, EINVAL,
-                                    "linux.resources.devices[%zu].type: expected \"a\", \"c\" or "
-                                    "\"b\"",
-                                    i);
-          rl->type = type->u.string[0];
-        }
-
-      const char *names[2] = { "major", "minor" };
-      int64_t *vals[2] = { &rl->major, &rl->minor };
-      for (int k = 0; k < 2; k++)
-        {
-          yajl_val v = kist_json_obj_get (d, names[k]);
-          *vals[k] = -1;
-          if (v == NULL || YAJL_IS_NULL (v))
-            continue;
-          if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) < -1
-              || YAJL_GET_INTEGER (v) > UINT32_MAX)
-            return kist_error_make (err, EINVAL,
-                                    "linux.resources.devices[%zu].%s: expected an integer "
-                                    "(-1 or absent: any)",
-                                    i, names[k]);
-          *vals[k] = YAJL_GET_INTEGER (v);
-        }
-
-      yajl_val access = kist_json_obj_get (d, "access");
-      rl->access = ACC_ALL;
-      if (access != NULL && !YAJL_IS_NULL (access))
-        {
-          if (!YAJL_IS_STRING (access))
-            return kist_error_make (err, EINVAL,
-                                    "linux.resources.devices[%zu].access: expected a string", i);
-          rl->access = 0;
-          for (const char *c = access->u.string; *c; c++)
-            switch (*c)
-              {
-              case 'r':
-                rl->access |= BPF_DEVCG_ACC_READ;
-                break;
-              case 'w':
-                rl->access |= BPF_DEVCG_ACC_WRITE;
-                break;
-              case 'm':
-                rl->access |= BPF_DEVCG_ACC_MKNOD;
-                break;
-              default:
-                return kist_error_make (err, EINVAL,
-                                        "linux.resources.devices[%zu].access: `%s` is not a "
-                                        "combination of r, w and m",
-                                        i, access->u.string);
-              }
-          if (rl->access == 0)
-            rl->access = ACC_ALL;
-        }
-    }
-  *rules = steal_pointer (&out);
-  *n = len;
-  return 0;
 }
 
 struct prog

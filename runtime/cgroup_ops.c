@@ -25,8 +25,8 @@
 /* ---------------------------------------------------------------- update */
 
 int
-kist_cgroup_update (const char *abs_path, yajl_val resources, struct kist_report *r,
-                    struct kist_error **err)
+kist_cgroup_update (const char *abs_path, const struct kist_resources *resources,
+                    struct kist_report *r, struct kist_error **err)
 {
   __attribute__ ((cleanup (cg_plan_freep))) struct kist_cgroup_plan *plan = NULL;
   _cleanup_free_ char *mount = NULL, *rel_clean = NULL;

@@ -530,6 +530,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL, *policy = NULL;
   _cleanup_close_ int rootfd = -1;
   _cleanup_report_ struct kist_report *r = NULL;
+  _cleanup_resources_ struct kist_resources *sb_res = NULL;
   struct kist_sandbox_dir dir = { 0 };
   bool dir_made = false, ran = false, timed_out = false;
   size_t config_len = 0;
@@ -551,10 +552,12 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     goto teardown;
 
   int64_t start_ms = now_ms ();
+  sb_res = kist_sandbox_resources (&f.o);
   struct kist_create_opts co = {
     .id = id, .bundle = dir.path, .operation = "sandbox", .report_fd = -1,
     .allow_degraded = kist_cmd_policy (g, f.allow_degraded, &policy), .config_json = config,
     .config_len = config_len,
+    .resources = sb_res,
     .die_with_parent = true,
     .exact_env = true,
     .deadline = (int64_t) time (NULL)

@@ -3,9 +3,10 @@
  * limits of a live container.
  *
  * --resources reads an OCI LinuxResources object (a file, or stdin for "-"),
- * as engines send it; the flags build one (runc's flags; a flag given as 0
- * means unset, like Docker's zero-valued fields).  The object goes to
- * kist_container_update (lifecycle.c), which validates, writes and reads
+ * as engines send it, parsed as config.json's linux.resources is
+ * (spec_resources.c); the flags fill the same struct kist_resources (runc's
+ * flags; a flag given as 0 means unset, like Docker's zero-valued fields).
+ * It goes to kist_container_update (lifecycle.c), which plans, writes and reads
  * back each file; the entries it applied replace the same-named entries of
  * the stored report.json, so that `kist report` shows the limits now in
  * force.  Prints nothing on success.
@@ -26,7 +27,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "json.h"
+#include "resources.h"
 #include "util.h"
 
 #define RESOURCES_MAX (1u << 20)
@@ -78,130 +79,53 @@ parse_i64 (const char *flag, const char *s, int64_t min, int64_t *out, struct ki
   return 0;
 }
 
-/* Generator helpers: each emits "key": value only for a set (non-zero) value. */
-static void
-gen_key (yajl_gen g, const char *key)
-{
-  yajl_gen_string (g, (const unsigned char *) key, strlen (key));
-}
-
-static void
-gen_int_field (yajl_gen g, const char *key, int64_t v)
-{
-  if (v == 0)
-    return;
-  gen_key (g, key);
-  yajl_gen_integer (g, v);
-}
-
-static void
-gen_str_field (yajl_gen g, const char *key, const char *v)
-{
-  if (v == NULL || *v == '\0')
-    return;
-  gen_key (g, key);
-  kist_json_gen_str_lossy (g, v);
-}
-
-/* The flags -> a LinuxResources JSON text. */
+/* The flags -> the struct (a flag given as 0 is unset, like Docker's
+ * zero-valued fields). */
 static int
-flags_to_json (const struct update_flags *f, char **out, struct kist_error **err)
+flags_to_resources (const struct update_flags *f, struct kist_resources *res,
+                    struct kist_error **err)
 {
-  int64_t mem = 0, mem_res = 0, swap = 0, shares = 0, quota = 0, period = 0, pids = 0, weight = 0;
-  if ((f->memory && parse_size ("--memory", f->memory, &mem, err) < 0)
+  int64_t shares = 0, period = 0, weight = 0, swap = 0;
+  if ((f->memory && parse_size ("--memory", f->memory, &res->memory.limit, err) < 0)
       || (f->memory_reservation
-          && parse_size ("--memory-reservation", f->memory_reservation, &mem_res, err) < 0)
+          && parse_size ("--memory-reservation", f->memory_reservation, &res->memory.reservation,
+                         err)
+                 < 0)
       || (f->memory_swap && parse_size ("--memory-swap", f->memory_swap, &swap, err) < 0)
       || (f->cpu_shares && parse_i64 ("--cpu-shares", f->cpu_shares, 0, &shares, err) < 0)
-      || (f->cpu_quota && parse_i64 ("--cpu-quota", f->cpu_quota, -1, &quota, err) < 0)
+      || (f->cpu_quota && parse_i64 ("--cpu-quota", f->cpu_quota, -1, &res->cpu.quota, err) < 0)
       || (f->cpu_period && parse_i64 ("--cpu-period", f->cpu_period, 0, &period, err) < 0)
-      || (f->pids_limit && parse_i64 ("--pids-limit", f->pids_limit, -1, &pids, err) < 0)
+      || (f->pids_limit && parse_i64 ("--pids-limit", f->pids_limit, -1, &res->pids_limit, err) < 0)
       || (f->blkio_weight && parse_i64 ("--blkio-weight", f->blkio_weight, 0, &weight, err) < 0))
     return -1;
   if (weight != 0 && (weight < 10 || weight > 1000))
     return kist_error_make (err, EINVAL,
                             "update: --blkio-weight `%s`: expected 10 to 1000 (0: unchanged)",
                             f->blkio_weight);
-  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, true);
-  yajl_gen_map_open (g);
-  if (mem || mem_res || swap)
-    {
-      gen_key (g, "memory");
-      yajl_gen_map_open (g);
-      gen_int_field (g, "limit", mem);
-      gen_int_field (g, "reservation", mem_res);
-      gen_int_field (g, "swap", swap);
-      yajl_gen_map_close (g);
-    }
-  bool cpus = f->cpuset_cpus && *f->cpuset_cpus, mems = f->cpuset_mems && *f->cpuset_mems;
-  if (shares || quota || period || cpus || mems)
-    {
-      gen_key (g, "cpu");
-      yajl_gen_map_open (g);
-      gen_int_field (g, "shares", shares);
-      gen_int_field (g, "quota", quota);
-      gen_int_field (g, "period", period);
-      gen_str_field (g, "cpus", f->cpuset_cpus);
-      gen_str_field (g, "mems", f->cpuset_mems);
-      yajl_gen_map_close (g);
-    }
-  if (pids)
-    {
-      gen_key (g, "pids");
-      yajl_gen_map_open (g);
-      gen_int_field (g, "limit", pids);
-      yajl_gen_map_close (g);
-    }
-  if (weight)
-    {
-      gen_key (g, "blockIO");
-      yajl_gen_map_open (g);
-      gen_int_field (g, "weight", weight);
-      yajl_gen_map_close (g);
-    }
-  yajl_gen_map_close (g);
-  *out = kist_json_gen_take (g);
+  res->memory.has_swap = swap != 0;
+  res->memory.swap = swap;
+  res->cpu.shares = (uint64_t) shares;
+  res->cpu.period = (uint64_t) period;
+  res->blockio.weight = (uint64_t) weight;
+  res->cpu.cpus = f->cpuset_cpus && *f->cpuset_cpus ? xstrdup (f->cpuset_cpus) : NULL;
+  res->cpu.mems = f->cpuset_mems && *f->cpuset_mems ? xstrdup (f->cpuset_mems) : NULL;
   return 0;
 }
 
-/* --resources FILE|- -> its text. */
+/* --resources FILE|- -> the struct. */
 static int
-read_resources (const char *path, char **out, struct kist_error **err)
+read_resources (const char *path, struct kist_resources **out, struct kist_error **err)
 {
+  _cleanup_free_ char *text = NULL;
   size_t len = 0;
-  if (strcmp (path, "-") == 0)
-    {
-      if (kist_read_fd (STDIN_FILENO, RESOURCES_MAX, out, &len, err) < 0)
-        return kist_error_wrap (err, "update: --resources -: read the resources from stdin");
-      return 0;
-    }
-  if (kist_read_file_at (AT_FDCWD, path, RESOURCES_MAX, out, &len, err) < 0)
+  bool in = strcmp (path, "-") == 0;
+  if (in && kist_read_fd (STDIN_FILENO, RESOURCES_MAX, &text, &len, err) < 0)
+    return kist_error_wrap (err, "update: --resources -: read the resources from stdin");
+  if (!in && kist_read_file_at (AT_FDCWD, path, RESOURCES_MAX, &text, &len, err) < 0)
     return kist_error_wrap (err, "update: --resources");
-  return 0;
-}
-
-/* Parse the LinuxResources text (trailing whitespace is fine). */
-static int
-parse_resources (const char *what, char *text, yajl_val *out, struct kist_error **err)
-{
-  kist_rstrip (text);
-  if (*text == '\0')
-    return kist_error_make (err, EINVAL,
-                            "update: %s is empty: expected an OCI LinuxResources JSON object", what);
-  yajl_val v = NULL;
-  _cleanup_free_ char *doc = xasprintf ("update: %s: ", what);
-  if (kist_json_parse (text, strlen (text), doc, &v, err) < 0)
-    return -1;
-  if (!YAJL_IS_OBJECT (v))
-    {
-      yajl_tree_free (v);
-      return kist_error_make (err, EINVAL,
-                              "update: %s: expected an OCI LinuxResources JSON object "
-                              "(e.g. {\"memory\": {\"limit\": 67108864}})",
-                              what);
-    }
-  *out = v;
-  return 0;
+  _cleanup_free_ char *doc = in ? xstrdup ("update: --resources - (stdin): ")
+                                : xasprintf ("update: --resources `%s`: ", path);
+  return kist_resources_parse_json (text, strlen (text), doc, "linux.resources", out, err);
 }
 
 int
@@ -279,23 +203,9 @@ kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kis
     }
 
   /* The request first: a malformed one fails before the container is touched. */
-  _cleanup_free_ char *text = NULL;
-  _cleanup_free_ char *what = NULL;
-  if (resources)
-    {
-      what = strcmp (resources, "-") == 0 ? xstrdup ("--resources - (stdin)")
-                                          : xasprintf ("--resources `%s`", resources);
-      if (read_resources (resources, &text, err) < 0)
-        return KIST_EXIT_USAGE;
-    }
-  else
-    {
-      what = xstrdup ("the limit flags");
-      if (flags_to_json (&f, &text, err) < 0)
-        return KIST_EXIT_USAGE;
-    }
-  _cleanup_yajl_ yajl_val res = NULL;
-  if (parse_resources (what, text, &res, err) < 0)
+  _cleanup_resources_ struct kist_resources *res = NULL;
+  if (resources ? read_resources (resources, &res, err) < 0
+                : flags_to_resources (&f, res = xcalloc (1, sizeof *res), err) < 0)
     return KIST_EXIT_USAGE;
 
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);

@@ -406,7 +406,13 @@ create_load (struct create_job *j, struct kist_error **err)
                             "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
   if (kist_ns_check (spec, err) < 0)
     return -1;
-  /* linux.resources whole (the cgroup layer builds the same plan). */
+  if (o->resources)
+    {
+      kist_resources_free (spec->linux_->resources);
+      spec->linux_->resources = kist_resources_dup (o->resources);
+    }
+  /* What linux.resources asks of several fields (the cgroup layer builds
+   * the same plan); the fields themselves were checked by kist_spec_parse. */
   if (kist_cgroup_plan_check (spec, err) < 0)
     return -1;
   if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present)

@@ -68,6 +68,7 @@ struct kist_create_opts
    * start (PR_SET_PDEATHSIG, set again right before execve). */
   const char *config_json;
   size_t config_len;
+  const struct kist_resources *resources; /* kist sandbox: replaces linux.resources (copied) */
   bool die_with_parent;
   bool exact_env;                /* kist sandbox: no HOME added to process.env */
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */

@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <yajl/yajl_tree.h>
 
 #include "error.h"
+#include "resources.h"
 #include "state.h"
 
 /* ---- The state machine: which operation is allowed in which status. */
@@ -72,7 +72,8 @@ int kist_container_ps_pids (int rootfd, const char *id, pid_t **pids, size_t *n,
  * degradation policy (NULL: none); the entries applied, and the requested
  * ones the policy let degrade, replace the same-named entries of the stored
  * report.json.  Degraded entries are logged as warnings. */
-int kist_container_update (int rootfd, const char *id, yajl_val resources, const char *policy,
+int kist_container_update (int rootfd, const char *id,
+                           const struct kist_resources *resources, const char *policy,
                            struct kist_error **err);
 
 /* events: one call of fn per event, in order: type "stats" with data (runc's

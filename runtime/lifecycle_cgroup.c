@@ -149,7 +149,8 @@ store_report (int dirfd, const char *id, struct kist_report *upd, struct kist_er
 }
 
 int
-kist_container_update (int rootfd, const char *id, yajl_val resources, const char *policy,
+kist_container_update (int rootfd, const char *id,
+                       const struct kist_resources *resources, const char *policy,
                        struct kist_error **err)
 {
   _cleanup_close_ int dirfd = -1;

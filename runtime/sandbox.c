@@ -667,37 +667,23 @@ g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct k
   kist_jgen_array_close (g);
 }
 
-static void
-g_resources (struct kist_jgen *g, const struct kist_sandbox_opts *o)
+struct kist_resources *
+kist_sandbox_resources (const struct kist_sandbox_opts *o)
 {
   if (!o->has_memory && !o->has_pids && !o->has_cpus)
-    return;
-  kist_jgen_str (g, "resources");
-  kist_jgen_map_open (g);
+    return NULL;
+  struct kist_resources *res = xcalloc (1, sizeof *res);
   if (o->has_memory)
-    {
-      kist_jgen_str (g, "memory");
-      kist_jgen_map_open (g);
-      kist_jgen_kint (g, "limit", (long long) o->memory);
-      kist_jgen_map_close (g);
-    }
+    res->memory.limit = (int64_t) o->memory;
   if (o->has_cpus)
     {
-      kist_jgen_str (g, "cpu");
-      kist_jgen_map_open (g);
-      long long quota = (long long) (o->cpus * 100000.0 + 0.5);
-      kist_jgen_kint (g, "quota", quota < 1000 ? 1000 : quota);
-      kist_jgen_kint (g, "period", 100000);
-      kist_jgen_map_close (g);
+      int64_t quota = (int64_t) (o->cpus * 100000.0 + 0.5);
+      res->cpu.quota = quota < 1000 ? 1000 : quota;
+      res->cpu.period = 100000;
     }
   if (o->has_pids)
-    {
-      kist_jgen_str (g, "pids");
-      kist_jgen_map_open (g);
-      kist_jgen_kint (g, "limit", o->pids);
-      kist_jgen_map_close (g);
-    }
-  kist_jgen_map_close (g);
+    res->pids_limit = o->pids;
+  return res;
 }
 
 char *
@@ -772,7 +758,6 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
       kist_spec_gen_idmaps (&g, "uidMappings", &range, 1);
       kist_spec_gen_idmaps (&g, "gidMappings", &range, 1);
     }
-  g_resources (&g, o);
   kist_jgen_kstrv (&g, "maskedPaths", masked);
   kist_jgen_kstrv (&g, "readonlyPaths", readonly);
   kist_jgen_map_close (&g);

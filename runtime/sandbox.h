@@ -22,6 +22,7 @@
 
 #include "error.h"
 #include "layer.h"
+#include "resources.h"
 
 #define KIST_SANDBOX_DIR "~sandbox"
 
@@ -143,6 +144,11 @@ int kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, 
  * chosen (the caller's /etc/subuid range, or why only the caller is mapped);
  * idmap.c appends it to the detail of idmap.uid and idmap.gid. */
 #define KIST_SANDBOX_IDMAP_ANNOTATION KIST_IDMAP_NOTE_ANNOTATION /* layer.h */
+
+/* --memory, --pids and --cpus as linux.resources (NULL: none given), for
+ * kist_create_opts.resources: filled directly, not written into the
+ * config's JSON. */
+struct kist_resources *kist_sandbox_resources (const struct kist_sandbox_opts *o);
 
 /* The config.json of the sandbox (compact JSON, newly allocated).  euid/egid:
  * the caller's; non-zero euid gets a user namespace mapping o->uid/o->gid to

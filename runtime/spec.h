@@ -225,7 +225,7 @@ struct kist_linux
   struct kist_sysctl *sysctl;
   size_t n_sysctl;
   char *cgroups_path;
-  yajl_val resources;      /* linux.resources, borrowed from the tree (issue 4) */
+  struct kist_resources *resources; /* linux.resources (resources.h), NULL when absent */
   yajl_val seccomp;        /* linux.seccomp, borrowed from the tree (issue 3) */
   char *rootfs_propagation; /* "private", "rprivate", "slave", "rslave", "shared", "rshared", "unbindable", "runbindable" or NULL */
   char **masked_paths;     /* NULL-terminated or NULL */

@@ -65,6 +65,10 @@ int spec_get_str (struct jpath *p, yajl_val obj, const char *key, int flags, cha
 int spec_get_bool (struct jpath *p, yajl_val obj, const char *key, bool *out,
                    struct kist_error **err);
 
+/* As spec_get_bool, but a missing obj[key] is an error. */
+int spec_get_bool_req (struct jpath *p, yajl_val obj, const char *key, bool *out,
+                       struct kist_error **err);
+
 int spec_val_u32 (struct jpath *p, yajl_val v, uint32_t *out, struct kist_error **err);
 
 /* Numbers at obj[key].  present may be NULL; *present is set only when found. */
@@ -76,6 +80,13 @@ int spec_get_u64 (struct jpath *p, yajl_val obj, const char *key, bool required,
 
 int spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int64_t *out,
                   struct kist_error **err);
+
+/* An optional integer at obj[key] ("expected an integer"); a non-negative
+ * one above INT64_MAX (a uint64 value) is kept as INT64_MAX, as
+ * LinuxResources' int64 fields take them.  present may be NULL; *present is
+ * set only when found. */
+int spec_get_i64_sat (struct jpath *p, yajl_val obj, const char *key, int64_t *out,
+                      bool *present, struct kist_error **err);
 
 /* An int in [min, max] at obj[key] (optional). */
 int spec_get_int_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources.h"
 #include "spec.h"
 #include "spec_int.h"
 #include "util.h"
@@ -328,7 +329,9 @@ spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist
   if ((r = spec_get_str (p, v, "cgroupsPath", S_EMPTY_NULL, &l->cgroups_path, err)) < 0)
     return r;
 
-  if ((r = spec_get_opt (p, v, "resources", yajl_t_object, &l->resources, err)) < 0
+  bool has_resources = false;
+  if ((r = PARSE_OBJECT (p, v, "resources", &has_resources, kist_resources_parse_at,
+                         &l->resources, err)) < 0
       || (r = spec_get_opt (p, v, "seccomp", yajl_t_object, &l->seccomp, err)) < 0)
     return r;
 
@@ -385,6 +388,7 @@ spec_linux_free (struct kist_linux *l)
     }
   free (l->sysctl);
   free (l->cgroups_path);
+  kist_resources_free (l->resources);
   free (l->rootfs_propagation);
   kist_strv_free (l->masked_paths);
   kist_strv_free (l->readonly_paths);

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: the LinuxResources JSON of `kist update --resources FILE|-`
- * (and config.json linux.resources), parsed as cmd_update.c does: the plan
- * kist_cgroup_plan_build makes of it, and for linux.resources.devices the
+ * (and config.json linux.resources), parsed as cmd_update.c does
+ * (kist_resources_parse_json, spec_resources.c), the invariants of the
+ * struct it fills, the plan kist_cgroup_plan_build makes of it (and of a
+ * kist_resources_dup copy), and for linux.resources.devices the
  * BPF device program kist_cgroup_dev_program generates (checked here for
  * jumps that stay in the program and a final exit, which the kernel
  * verifier requires). */
 #include <linux/bpf.h>
 
-#include <yajl/yajl_tree.h>
-
 #include "cgroup.h"
 #include "fuzz.h"
-#include "json.h"
 #include "util.h"
 
 #define RESOURCES_MAX (1024 * 1024)
@@ -33,40 +32,68 @@ check_program (const struct bpf_insn *insns, size_t n)
     }
 }
 
+/* The struct's invariants: what spec_resources.c promises the plan. */
+static void
+check_resources (const struct kist_resources *res)
+{
+  FUZZ_ASSERT (res->memory.limit >= -1 && res->memory.reservation >= -1);
+  FUZZ_ASSERT (res->memory.has_swap || res->memory.swap == 0);
+  FUZZ_ASSERT (res->cpu.cpus == NULL || res->cpu.cpus[0] != '\0');
+  for (size_t i = 0; i < res->n_hugepages; i++)
+    FUZZ_ASSERT (res->hugepages[i].page_size != NULL && res->hugepages[i].page_bytes >= 1024);
+  for (size_t i = 0; i < res->n_rdma; i++)
+    FUZZ_ASSERT (res->rdma[i].device[0] != '\0' && strpbrk (res->rdma[i].device, " \t\n=") == NULL);
+  for (size_t i = 0; i < res->n_unified; i++)
+    FUZZ_ASSERT (strchr (res->unified[2 * i], '/') == NULL && res->unified[2 * i + 1] != NULL);
+  FUZZ_ASSERT (res->has_devices || res->n_devices == 0);
+  for (size_t i = 0; i < res->n_devices; i++)
+    {
+      const struct kist_cgroup_dev_rule *d = &res->devices[i];
+      FUZZ_ASSERT (d->type == 'a' || d->type == 'b' || d->type == 'c');
+      FUZZ_ASSERT (d->major >= -1 && d->major <= UINT32_MAX);
+      FUZZ_ASSERT (d->minor >= -1 && d->minor <= UINT32_MAX);
+      FUZZ_ASSERT (d->access != 0);
+    }
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (size > RESOURCES_MAX)
     return 0;
-  /* As cmd_update.c's parse_resources: NUL-terminated text, trailing
-   * whitespace stripped, kist_json_parse, must be a JSON object. */
+  /* As cmd_update.c's read_resources: NUL-terminated text, then
+   * kist_resources_parse_json (trailing whitespace stripped, must be an
+   * object, the fields typed and checked). */
   char *text = fuzz_cstr (data, size);
-  kist_rstrip (text);
-  yajl_val v = NULL;
+  struct kist_resources *res = NULL;
   struct kist_error *e = NULL;
-  int r = text[0] ? kist_json_parse (text, strlen (text), "update: --resources: ", &v, &e) : -1;
+  int r = kist_resources_parse_json (text, strlen (text), "update: --resources: ",
+                                     "linux.resources", &res, &e);
   free (text);
   if (r < 0)
     {
-      FUZZ_ASSERT (v == NULL);
+      FUZZ_ASSERT (res == NULL && e != NULL);
       fuzz_error_check_free (&e);
       return 0;
     }
-  if (!YAJL_IS_OBJECT (v))
+  FUZZ_ASSERT (res != NULL && e == NULL);
+  check_resources (res);
+  /* A copy (kist sandbox's override) plans the same. */
+  struct kist_resources *copy = kist_resources_dup (res);
+  struct kist_cgroup_plan *plan = NULL, *plan2 = NULL;
+  int r2 = kist_cgroup_plan_build (copy, &plan2, &e);
+  fuzz_error_check_free (&e);
+  kist_resources_free (copy);
+  if (kist_cgroup_plan_build (res, &plan, &e) < 0)
     {
-      yajl_tree_free (v);
-      return 0;
-    }
-  struct kist_cgroup_plan *plan = NULL;
-  if (kist_cgroup_plan_build (v, &plan, &e) < 0)
-    {
-      FUZZ_ASSERT (plan == NULL);
+      FUZZ_ASSERT (plan == NULL && r2 < 0);
       FUZZ_ASSERT (e != NULL);
       fuzz_error_check_free (&e);
-      yajl_tree_free (v);
+      kist_resources_free (res);
       return 0;
     }
-  FUZZ_ASSERT (plan != NULL && e == NULL);
+  FUZZ_ASSERT (plan != NULL && e == NULL && r2 == 0 && plan2->n == plan->n);
+  kist_cgroup_plan_free (plan2);
   for (size_t i = 0; i < plan->n; i++)
     {
       const struct kist_cgroup_write *w = &plan->w[i];
@@ -87,6 +114,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       fuzz_error_check_free (&e);
     }
   kist_cgroup_plan_free (plan);
-  yajl_tree_free (v);
+  kist_resources_free (res);
   return 0;
 }

@@ -33,6 +33,29 @@ parse (const char *json)
   return v;
 }
 
+/* linux.resources JSON -> the struct (it must parse). */
+static struct kist_resources *
+res_of (const char *json)
+{
+  struct kist_error *err = NULL;
+  struct kist_resources *r = NULL;
+  ck_assert_msg (kist_resources_parse_json (json, strlen (json), "", "linux.resources", &r, &err)
+                     == 0,
+                 "%s", err ? err->msg : "");
+  return r;
+}
+
+/* Parse, then plan: the error of either. */
+static int
+plan_json (const char *json, struct kist_cgroup_plan **p, struct kist_error **err)
+{
+  _cleanup_resources_ struct kist_resources *r = NULL;
+  *p = NULL;
+  if (kist_resources_parse_json (json, strlen (json), "", "linux.resources", &r, err) < 0)
+    return -1;
+  return kist_cgroup_plan_build (r, p, err);
+}
+
 /* ---------------------------------------------------------------- paths */
 
 START_TEST (test_resolve_path)
@@ -179,7 +202,7 @@ START_TEST (test_plan)
 {
   struct kist_error *err = NULL;
   struct kist_cgroup_plan *p = NULL;
-  yajl_val v = parse (
+  const char *v = (
       "{\"memory\":{\"limit\":33554432,\"reservation\":0,\"swap\":67108864,\"kernel\":0,"
       "\"useHierarchy\":true,\"checkBeforeUpdate\":true},"
       "\"cpu\":{\"shares\":1024,\"quota\":50000,\"period\":100000,\"cpus\":\"0-1\",\"mems\":\"\","
@@ -192,7 +215,7 @@ START_TEST (test_plan)
       "\"unified\":{\"memory.high\":\"1G\",\"pids.max\":\"20\"},"
       "\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\","
       "\"major\":1,\"minor\":3,\"access\":\"rw\"}]}");
-  ck_assert_int_eq (kist_cgroup_plan_build (v, &p, &err), 0);
+  ck_assert_int_eq (plan_json (v, &p, &err), 0);
   ck_assert_ptr_null (err);
 
   const struct kist_cgroup_write *w;
@@ -240,26 +263,23 @@ START_TEST (test_plan)
   ck_assert_int_eq (p->dev[1].type, 'c');
   ck_assert_uint_eq (p->dev[1].access, BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE);
   kist_cgroup_plan_free (p);
-  yajl_tree_free (v);
 
   /* pids.limit <= 0 is "max"; Docker's zeros are unset; quota -1 is max */
-  v = parse ("{\"pids\":{\"limit\":-1},\"memory\":{\"limit\":0,\"swap\":0},"
+  v = ("{\"pids\":{\"limit\":-1},\"memory\":{\"limit\":0,\"swap\":0},"
              "\"cpu\":{\"shares\":0,\"quota\":-1,\"period\":0},\"blockIO\":{\"weight\":0}}");
-  ck_assert_int_eq (kist_cgroup_plan_build (v, &p, &err), 0);
+  ck_assert_int_eq (plan_json (v, &p, &err), 0);
   ck_assert_uint_eq (p->n, 2);
   ck_assert_str_eq (find (p, "pids.max")->lines[0], "max");
   ck_assert_str_eq (find (p, "cpu.max")->lines[0], "max");
   ck_assert (!p->has_devices);
   kist_cgroup_plan_free (p);
-  yajl_tree_free (v);
 
   /* what v2 cannot do is planned as unsupported (reported, never ignored) */
-  v = parse ("{\"memory\":{\"disableOOMKiller\":true,\"kernel\":1024}}");
-  ck_assert_int_eq (kist_cgroup_plan_build (v, &p, &err), 0);
+  v = ("{\"memory\":{\"disableOOMKiller\":true,\"kernel\":1024}}");
+  ck_assert_int_eq (plan_json (v, &p, &err), 0);
   ck_assert_int_eq (find (p, "memory.disableOOMKiller")->unsupported, ENOTSUP);
   ck_assert_int_eq (find (p, "memory.kernel")->unsupported, ENOTSUP);
   kist_cgroup_plan_free (p);
-  yajl_tree_free (v);
 
   /* errors name the config path */
   const struct
@@ -279,15 +299,14 @@ START_TEST (test_plan)
   };
   for (size_t i = 0; i < KIST_ARRAY_SIZE (bad); i++)
     {
-      v = parse (bad[i].json);
+      v = bad[i].json;
       p = NULL;
-      ck_assert_msg (kist_cgroup_plan_build (v, &p, &err) < 0, "%s accepted", bad[i].json);
+      ck_assert_msg (plan_json (v, &p, &err) < 0, "%s accepted", bad[i].json);
       ck_assert_ptr_null (p);
       ck_assert_msg (strstr (err->msg, bad[i].msg) != NULL, "%s: %s", bad[i].json, err->msg);
       kist_error_free (err);
       err = NULL;
-      yajl_tree_free (v);
-    }
+        }
 }
 END_TEST
 
@@ -436,7 +455,7 @@ scope_teardown (void)
 }
 
 static struct kist_spec *
-make_spec (const char *cgroups_path, yajl_val resources)
+make_spec (const char *cgroups_path, struct kist_resources *resources)
 {
   struct kist_spec *s = xcalloc (1, sizeof *s);
   s->linux_ = xcalloc (1, sizeof *s->linux_);
@@ -508,18 +527,18 @@ START_TEST (test_plan_check)
   struct kist_spec *spec = make_spec (NULL, NULL);
   ck_assert_int_eq (kist_cgroup_plan_check (spec, &err), 0);
   ck_assert_int_eq (kist_cgroup_plan_check (NULL, &err), 0);
-  yajl_val ok = parse ("{\"memory\":{\"limit\":33554432},\"pids\":{\"limit\":10}}");
+  struct kist_resources *ok = res_of ("{\"memory\":{\"limit\":33554432},\"pids\":{\"limit\":10}}");
   spec->linux_->resources = ok;
   ck_assert_int_eq (kist_cgroup_plan_check (spec, &err), 0);
-  yajl_val bad = parse ("{\"memory\":{\"limit\":33554432,\"swap\":1024}}");
+  struct kist_resources *bad = res_of ("{\"memory\":{\"limit\":33554432,\"swap\":1024}}");
   spec->linux_->resources = bad;
   ck_assert_int_lt (kist_cgroup_plan_check (spec, &err), 0);
   ck_assert_msg (strstr (err->msg, "config.json: linux.resources.memory.swap") != NULL, "%s",
                  err->msg);
   kist_error_free (err);
   err = NULL;
-  yajl_tree_free (ok);
-  yajl_tree_free (bad);
+  kist_resources_free (ok);
+  kist_resources_free (bad);
   spec->linux_->resources = NULL;
   free_spec (spec);
 }
@@ -651,7 +670,7 @@ START_TEST (test_scope_missing_controller)
     }
   struct kist_error *err = NULL;
   char *cgp = xasprintf ("/%s/c2", base_rel);
-  yajl_val res = parse ("{\"memory\":{\"limit\":33554432}}");
+  struct kist_resources *res = res_of ("{\"memory\":{\"limit\":33554432}}");
   struct kist_spec *spec = make_spec (cgp, res);
   struct kist_ctx ctx;
   memset (&ctx, 0, sizeof ctx);
@@ -690,7 +709,7 @@ START_TEST (test_scope_missing_controller)
   /* update of a live scope: same reason, fails closed */
   char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
   struct kist_report *ru = kist_report_new ("c2", "update", NULL);
-  yajl_val upd = parse ("{\"pids\":{\"limit\":10}}");
+  struct kist_resources *upd = res_of ("{\"pids\":{\"limit\":10}}");
   int rc = kist_cgroup_update (abs, upd, ru, &err);
   if (controller_available ("pids"))
     ck_assert_int_eq (rc, 0);
@@ -701,7 +720,7 @@ START_TEST (test_scope_missing_controller)
       kist_error_free (err);
       err = NULL;
     }
-  yajl_tree_free (upd);
+  kist_resources_free (upd);
   kist_report_free (ru);
 
   char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
@@ -712,7 +731,7 @@ START_TEST (test_scope_missing_controller)
   kist_cgroup_free (cg);
   kist_report_free (r);
   free_spec (spec);
-  yajl_tree_free (res);
+  kist_resources_free (res);
   free (cgp);
 }
 END_TEST
@@ -729,7 +748,7 @@ START_TEST (test_scope_hugetlb)
   struct kist_error *err = NULL;
   char *cgp = xasprintf ("/%s/c3", base_rel);
   /* 4 MiB + 1: the kernel rounds down to the huge page size */
-  yajl_val res = parse ("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194305}]}");
+  struct kist_resources *res = res_of ("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194305}]}");
   struct kist_spec *spec = make_spec (cgp, res);
   struct kist_ctx ctx;
   memset (&ctx, 0, sizeof ctx);
@@ -746,14 +765,14 @@ START_TEST (test_scope_hugetlb)
 
   /* update with the same code: a new value, read back */
   char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
-  yajl_val upd = parse ("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":2097152}]}");
+  struct kist_resources *upd = res_of ("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":2097152}]}");
   struct kist_report *ru = kist_report_new ("c3", "update", NULL);
   ck_assert_msg (kist_cgroup_update (abs, upd, ru, &err) == 0, "%s", err ? err->msg : "");
   l = kist_report_find (ru, "cgroup.hugetlb.2MB.max");
   ck_assert (l && l->applied);
   ck_assert_str_eq (l->detail, "read back 2097152");
   kist_report_free (ru);
-  yajl_tree_free (upd);
+  kist_resources_free (upd);
 
   char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
   ck_assert_int_eq (kist_cgroup_remove (abs, created, &err), 0);
@@ -762,7 +781,7 @@ START_TEST (test_scope_hugetlb)
   kist_cgroup_free (cg);
   kist_report_free (r);
   free_spec (spec);
-  yajl_tree_free (res);
+  kist_resources_free (res);
   free (cgp);
 }
 END_TEST
@@ -794,7 +813,7 @@ START_TEST (test_scope_devices)
     return;
   struct kist_error *err = NULL;
   char *cgp = xasprintf ("/%s/c4", base_rel);
-  yajl_val res = parse ("{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+  struct kist_resources *res = res_of ("{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
                         "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rwm\"},"
                         "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"r\"},"
                         "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rwm\"},"
@@ -823,14 +842,14 @@ START_TEST (test_scope_devices)
 
   /* update replaces the program: still exactly one attached */
   char *abs = xasprintf ("%s/%s", cg->mount, cg->path);
-  yajl_val upd = parse ("{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}]}");
+  struct kist_resources *upd = res_of ("{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}]}");
   struct kist_report *ru = kist_report_new ("c4", "update", NULL);
   ck_assert_msg (kist_cgroup_update (abs, upd, ru, &err) == 0, "%s", err ? err->msg : "");
   l = kist_report_find (ru, "cgroup.devices");
   ck_assert (l && l->applied);
   ck_assert_ptr_nonnull (strstr (l->detail, "replaced"));
   kist_report_free (ru);
-  yajl_tree_free (upd);
+  kist_resources_free (upd);
 
   char *created = xasprintf ("%s/%s", cg->mount, cg->created_from);
   ck_assert_int_eq (kist_cgroup_remove (abs, created, &err), 0);
@@ -839,7 +858,7 @@ START_TEST (test_scope_devices)
   kist_cgroup_free (cg);
   kist_report_free (r);
   free_spec (spec);
-  yajl_tree_free (res);
+  kist_resources_free (res);
   free (cgp);
 }
 END_TEST

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "resources.h"
 #include "spec.h"
 #include "util.h"
 
@@ -221,7 +222,8 @@ START_TEST (test_full_config)
   ck_assert_str_eq (l->sysctl[0].value, "1");
   ck_assert_str_eq (l->sysctl[1].value, "8192");
   ck_assert_str_eq (l->cgroups_path, "/kist/c1");
-  ck_assert (YAJL_IS_OBJECT (l->resources));
+  ck_assert_ptr_nonnull (l->resources);
+  ck_assert_int_eq (l->resources->memory.limit, 1000);
   ck_assert (YAJL_IS_OBJECT (l->seccomp));
   ck_assert_str_eq (l->rootfs_propagation, "rslave");
   ck_assert_str_eq (l->masked_paths[0], "/proc/kcore");
