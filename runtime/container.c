@@ -415,6 +415,9 @@ create_load (struct create_job *j, struct kist_error **err)
    * the same plan); the fields themselves were checked by kist_spec_parse. */
   if (kist_cgroup_plan_check (spec, err) < 0)
     return -1;
+  /* The seccomp profile, parsed (the PREPARE layer only compiles it). */
+  if (kist_seccomp_choose (spec, j->bundle_fd, &j->ctx.seccomp, err) < 0)
+    return -1;
   if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present)
     return kist_error_make (err, EPERM,
                             "config.json: linux.namespaces: kist runs as uid %u, not root, and the "

@@ -544,7 +544,8 @@ exec_load (struct exec_parent *p, struct kist_error **err)
     return kist_error_make (err, errno, "bundle `%s` of container `%s`", p->st.bundle, o->id);
   if (kist_spec_load (p->bundle_fd, &p->spec, err) < 0)
     return kist_error_wrap (err, "bundle `%s`", p->st.bundle);
-  if (load_process (p->spec, o, err) < 0)
+  if (load_process (p->spec, o, err) < 0
+      || kist_seccomp_choose (p->spec, p->bundle_fd, &ctx->seccomp, err) < 0)
     return -1;
   ctx->spec = p->spec;
   ctx->bundle = p->st.bundle;

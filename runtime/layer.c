@@ -48,7 +48,7 @@ terminal_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error
 static int
 seccomp_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
-  return kist_seccomp_prepare (ctx, ctx->root_fd, &ctx->seccomp, r, err);
+  return kist_seccomp_prepare (ctx, ctx->root_fd, r, err);
 }
 
 static int

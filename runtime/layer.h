@@ -73,7 +73,8 @@ struct kist_ctx
   struct kist_cgroup *cgroup;    /* parent side: the scope (cgroup.h), NULL: none */
   bool cgroup_born_in;           /* parent side: clone3 put the child in it (CLONE_INTO_CGROUP) */
   const char *cgroup_path;       /* exec: the container's scope (state.json), NULL: none */
-  struct kist_seccomp *seccomp;  /* prepared in the parent before clone (seccomp.h), NULL: none */
+  struct kist_seccomp *seccomp;  /* chosen and parsed at load (kist_seccomp_choose), prepared in
+                                  * the parent before clone (seccomp.h), NULL: none */
   /* Child: what the read-backs inside need from the container's proc,
    * opened before any seccomp filter and the privilege drop, so that they
    * never need an open the filter may deny (seccomp.h kist_inside_status):

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: the seccomp layer ("seccomp" in the report).
  *
- * Parent, before clone (kist_seccomp_prepare): the profile is the inline
- * linux.seccomp if there is one, else the one the annotation
- * run.kist.seccomp.profile names (a built-in name, a path, or "none").  It
- * is parsed, its canonical form hashed, and the BPF program read from the
- * cache or compiled with libseccomp and stored (seccomp_cache.c).
+ * Load step of create and exec, before any state exists (kist_seccomp_choose):
+ * the profile is the inline linux.seccomp if there is one, else the one the
+ * annotation run.kist.seccomp.profile names (a built-in name, a path, or
+ * "none"); it is parsed and resolved then, so that a bad profile is a
+ * config error.  Parent, before clone (kist_seccomp_prepare): its canonical
+ * form is hashed, and the BPF program read from the cache or compiled with
+ * libseccomp and stored (seccomp_cache.c).
  *
  * Container init: the ready program is loaded with seccomp(2) and checked
  * through /proc/self/status opened before loading (Seccomp: 2,
@@ -34,6 +36,7 @@
 
 #include "procfs.h"
 #include "seccomp.h"
+#include "spec_json.h"
 #include "sync.h"
 #include "util.h"
 
@@ -51,6 +54,8 @@ kist_seccomp_free (struct kist_seccomp *s)
   free (s->detail);
   free (s->listener_path);
   free (s->listener_metadata);
+  free (s->label);
+  kist_seccomp_profile_free (s->profile);
   free (s);
 }
 
@@ -101,10 +106,9 @@ builtin_list (void)
 
 /* Parse the chosen profile; *label is "profile NAME" or "linux.seccomp". */
 static int
-load_profile (struct kist_ctx *ctx, struct kist_seccomp_profile **p, char **label,
-              struct kist_error **err)
+load_profile (const struct kist_spec *s, int bundle_fd, struct kist_seccomp_profile **p,
+              char **label, struct kist_error **err)
 {
-  const struct kist_spec *s = ctx->spec;
   struct kist_seccomp_env env = { 0 };
   if (s->process && s->process->capabilities)
     env.bounding = s->process->capabilities->bounding;
@@ -112,8 +116,12 @@ load_profile (struct kist_ctx *ctx, struct kist_seccomp_profile **p, char **labe
   if (s->linux_ && s->linux_->seccomp && !YAJL_IS_NULL (s->linux_->seccomp))
     {
       *label = xstrdup ("linux.seccomp");
-      return kist_seccomp_profile_parse (s->linux_->seccomp, "config.json: linux.seccomp.", &env,
-                                         p, err);
+      struct jpath jp = { .doc = "config.json: " };
+      spec_jp_key (&jp, "linux");
+      spec_jp_key (&jp, "seccomp");
+      int r = kist_seccomp_profile_parse_at (&jp, s->linux_->seccomp, &env, p, err);
+      free (jp.buf);
+      return r;
     }
 
   const char *name = kist_spec_annotation (s, KIST_SECCOMP_ANNOTATION);
@@ -127,7 +135,7 @@ load_profile (struct kist_ctx *ctx, struct kist_seccomp_profile **p, char **labe
     {
       _cleanup_free_ char *json = NULL, *where = xasprintf ("seccomp profile `%s`: ", name);
       size_t len = 0;
-      int dirfd = ctx->bundle_fd >= 0 ? ctx->bundle_fd : AT_FDCWD;
+      int dirfd = bundle_fd >= 0 ? bundle_fd : AT_FDCWD;
       if (kist_read_file_at (dirfd, name, KIST_SECCOMP_PROFILE_MAX, &json, &len, err) < 0)
         return kist_error_wrap (err, "annotation %s: seccomp profile (relative paths are "
                                 "relative to the bundle)", KIST_SECCOMP_ANNOTATION);
@@ -145,6 +153,22 @@ load_profile (struct kist_ctx *ctx, struct kist_seccomp_profile **p, char **labe
     }
   _cleanup_free_ char *where = xasprintf ("built-in seccomp profile `%s`: ", name);
   return kist_seccomp_profile_parse_json (json, len, where, &env, p, err);
+}
+
+int
+kist_seccomp_choose (const struct kist_spec *s, int bundle_fd, struct kist_seccomp **out,
+                     struct kist_error **err)
+{
+  const char *what = NULL;
+  *out = NULL;
+  if (!kist_seccomp_requested (s, &what))
+    return 0;
+  _cleanup_seccomp_ struct kist_seccomp *sc = xcalloc (1, sizeof *sc);
+  sc->requested = xstrdup (what);
+  if (load_profile (s, bundle_fd, &sc->profile, &sc->label, err) < 0)
+    return -1;
+  *out = steal_pointer (&sc);
+  return 0;
 }
 
 static char *
@@ -169,13 +193,12 @@ skipped_text (const struct kist_seccomp_profile *p)
   return s;
 }
 
+/* The program of the parsed profile: from the cache or compiled. */
 static int
-build (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp *sc, struct kist_error **err)
+build (int state_rootfd, struct kist_seccomp *sc, struct kist_error **err)
 {
-  _cleanup_seccomp_profile_ struct kist_seccomp_profile *p = NULL;
-  _cleanup_free_ char *label = NULL;
-  if (load_profile (ctx, &p, &label, err) < 0)
-    return -1;
+  const struct kist_seccomp_profile *p = sc->profile;
+  const char *label = sc->label;
 
   uint8_t key[KIST_SHA256_LEN];
   kist_seccomp_key (p, key);
@@ -231,29 +254,29 @@ build (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp *sc, struct k
 }
 
 int
-kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp **out,
-                      struct kist_report *r, struct kist_error **err)
+kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_report *r,
+                      struct kist_error **err)
 {
-  const char *what = NULL;
-  *out = NULL;
-  if (!kist_seccomp_requested (ctx->spec, &what))
+  struct kist_seccomp *sc = ctx->seccomp;
+  if (sc == NULL || sc->prepared)
     return 0;
-  _cleanup_seccomp_ struct kist_seccomp *sc = xcalloc (1, sizeof *sc);
-  sc->requested = xstrdup (what);
   _cleanup_error_ struct kist_error *e = NULL;
-  if (build (ctx, state_rootfd, sc, &e) < 0)
+  int b = build (state_rootfd, sc, &e);
+  /* The rules are in the program now. */
+  kist_seccomp_profile_freep (&sc->profile);
+  if (b < 0)
     {
+      free (sc->insns);
+      sc->insns = NULL;
+      sc->n_insns = 0;
       int ret = kist_report_failed (r, LAYER, sc->requested, e ? e->errnum : 0, err, "%s",
                                     e ? e->msg : "unknown error");
       if (ret < 0)
         return ret;
       /* Degraded: recorded here, the init loads nothing. */
-      free (sc->insns);
-      sc->insns = NULL;
-      sc->n_insns = 0;
       sc->done = true;
     }
-  *out = steal_pointer (&sc);
+  sc->prepared = true;
   return 0;
 }
 
@@ -456,7 +479,7 @@ int
 kist_seccomp_apply_early (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   struct kist_seccomp *sc = ctx->seccomp;
-  if (sc == NULL || sc->done)
+  if (sc == NULL || sc->done || !sc->prepared) /* not prepared: kist_seccomp_apply fails */
     return 0;
   if (ctx->spec->process && ctx->spec->process->no_new_privileges)
     return 0; /* loaded last, by kist_seccomp_apply */
@@ -497,12 +520,13 @@ kist_seccomp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
 {
   struct kist_seccomp *sc = ctx->seccomp;
   const char *what = NULL;
-  if (sc == NULL)
+  if (sc == NULL || !sc->prepared)
     {
       if (kist_seccomp_requested (ctx->spec, &what))
         return kist_report_failed (r, LAYER, what, EPROTO, err,
                                    "the filter was not prepared before the container process "
-                                   "was created (kist_seccomp_prepare was not run)");
+                                   "was created (kist_seccomp_choose or kist_seccomp_prepare "
+                                   "was not run)");
       if (kist_spec_annotation (ctx->spec, KIST_SECCOMP_ANNOTATION))
         kist_report_skip (r, LAYER, "not requested: %s=none", KIST_SECCOMP_ANNOTATION);
       else
@@ -521,7 +545,7 @@ int
 kist_seccomp_apply_last (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   struct kist_seccomp *sc = ctx->seccomp;
-  if (sc == NULL || sc->done)
+  if (sc == NULL || sc->done || !sc->prepared)
     return 0;
   return load_and_verify (ctx, sc, r, err);
 }

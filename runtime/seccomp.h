@@ -12,8 +12,10 @@
  *   seccomp.c          the layer: choose the profile, prepare in the parent
  *                      (before clone), load + verify in the container init
  *
- * Flow: the parent calls kist_seccomp_prepare() before clone; it parses the
- * profile, hashes its canonical form and either reads the compiled program
+ * Flow: the load step of create and exec calls kist_seccomp_choose(), which
+ * parses the profile with the config, before any state exists; the parent
+ * calls kist_seccomp_prepare() before clone; it hashes the profile's
+ * canonical form and either reads the compiled program
  * from the cache (no libseccomp rule calls at all) or compiles it and stores
  * it.  The init inherits ctx->seccomp and only loads the ready program
  * (kist_seccomp_apply_early / kist_seccomp_apply), checks it through
@@ -99,6 +101,12 @@ struct kist_seccomp_env
  * syscall name libseccomp does not know is skipped and listed in skipped. */
 int kist_seccomp_profile_parse (yajl_val v, const char *where, const struct kist_seccomp_env *env,
                                 struct kist_seccomp_profile **out, struct kist_error **err);
+/* The same at the path jp already holds (jp->doc the document, jp's path
+ * the object's: "config.json: " and "linux.seccomp"); jp is as before on
+ * success. */
+struct jpath;
+int kist_seccomp_profile_parse_at (struct jpath *jp, yajl_val v, const struct kist_seccomp_env *env,
+                                   struct kist_seccomp_profile **out, struct kist_error **err);
 /* The same from JSON text (a profile file). */
 int kist_seccomp_profile_parse_json (const char *json, size_t len, const char *where,
                                      const struct kist_seccomp_env *env,
@@ -179,9 +187,12 @@ extern const size_t kist_seccomp_builtin_sizes[];
 
 /* ---- the layer (seccomp.c) */
 
-/* What the parent prepared and the init loads. */
+/* What the load step chose (kist_seccomp_choose), the parent prepared
+ * (kist_seccomp_prepare) and the init loads. */
 struct kist_seccomp
 {
+  struct kist_seccomp_profile *profile; /* chosen and parsed; freed by prepare */
+  char *label;             /* "profile NAME" or "linux.seccomp", for the detail */
   struct sock_filter *insns;
   size_t n_insns;
   uint32_t flags;          /* SECCOMP_FILTER_FLAG_* */
@@ -189,6 +200,7 @@ struct kist_seccomp
   char *detail;            /* "profile default; 812 BPF insns; cache hit; ..." */
   char *listener_path;     /* NOTIFY: where the parent sends the listener fd */
   char *listener_metadata;
+  bool prepared;           /* kist_seccomp_prepare ran */
   bool done;               /* init: loaded; parent: failure recorded and degraded */
 };
 
@@ -201,13 +213,24 @@ kist_seccomp_freep (struct kist_seccomp **s)
 }
 #define _cleanup_seccomp_ __attribute__ ((cleanup (kist_seccomp_freep)))
 
-/* Parent, before clone: choose the profile (inline linux.seccomp wins over
- * the annotation), parse it, look the program up in the cache under
- * state_rootfd (-1: no cache) or compile and store it.  *out is NULL when
- * seccomp is not requested.  A failure is recorded as the "seccomp" layer;
- * when that layer may degrade, returns 0 with (*out)->done set. */
-int kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_seccomp **out,
-                          struct kist_report *r, struct kist_error **err);
+/* Load step of create and exec (with the exec's process), before any state
+ * exists: choose the profile (inline linux.seccomp wins over the
+ * annotation; a relative path is relative to bundle_fd, -1: the cwd), read
+ * and parse it, resolved for the spec's process.capabilities.bounding and
+ * this kernel.  *out is NULL when seccomp is not requested.  A profile that
+ * cannot be read or parsed is a config error, with the JSON path
+ * ("config.json: linux.seccomp.syscalls[2].action: ..."). */
+int kist_seccomp_choose (const struct kist_spec *s, int bundle_fd, struct kist_seccomp **out,
+                         struct kist_error **err);
+
+/* Parent, before clone: ctx->seccomp's program from the cache under
+ * state_rootfd (-1: no cache) or compiled from the chosen profile and
+ * stored; no JSON here.  Nothing to do when ctx->seccomp is NULL (not
+ * requested).  A failure (libseccomp refuses the rules) is recorded as the
+ * "seccomp" layer; when that layer may degrade, returns 0 with
+ * ctx->seccomp->done set. */
+int kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_report *r,
+                          struct kist_error **err);
 
 /* Init: load the filter early, while CAP_SYS_ADMIN is still held, when
  * process.noNewPrivileges is false (the kernel then requires CAP_SYS_ADMIN

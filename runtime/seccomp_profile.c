@@ -51,6 +51,7 @@
 #include "json.h"
 #include "seccomp.h"
 #include "seccomp_vocab.h"
+#include "spec_json.h"
 #include "util.h"
 
 #ifndef KIST_VERSION
@@ -62,9 +63,13 @@
 
 /* ------------------------------------------------------------- parsing */
 
+/* Every JSON value is read through spec_json.h, the accessors of
+ * config.json: the same conventions (null is absent, the last of repeated
+ * keys wins) and the same path-aware messages ("config.json:
+ * linux.seccomp.syscalls[3].action: unknown action `X` ..."). */
 struct parser
 {
-  const char *where;
+  struct jpath *jp;            /* the path of the value being read */
   uint32_t native;
   uint64_t bounding;           /* capability bit mask */
   unsigned kmajor, kminor;     /* running kernel */
@@ -74,162 +79,107 @@ struct parser
   size_t cap_skipped;
 };
 
-static int __attribute__ ((format (printf, 4, 5)))
-perr (struct parser *ps, int errnum, const char *path, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  _cleanup_free_ char *msg = NULL;
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
-  va_end (ap);
-  return kist_error_make (ps->err, errnum, "%s%s: %s", ps->where, path, msg ? msg : "?");
-}
+/* An error at the current path; PERR_AT at its member key. */
+#define PERR(ps, ...) spec_jp_err ((ps)->jp, (ps)->err, __VA_ARGS__)
+#define PERR_AT(ps, key, ...) (spec_jp_key ((ps)->jp, key), PERR (ps, __VA_ARGS__))
 
-static const char *
-json_type (yajl_val v)
-{
-  if (YAJL_IS_STRING (v))
-    return "a string";
-  if (YAJL_IS_NUMBER (v))
-    return "a number";
-  if (YAJL_IS_OBJECT (v))
-    return "an object";
-  if (YAJL_IS_ARRAY (v))
-    return "an array";
-  if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    return "a boolean";
-  return "null";
-}
-
+/* obj[key], a name of table t: 1 and its value in *out, 0 when absent.
+ * what ("action", ...) and, for architectures, the libseccomp version name
+ * the kind in the error. */
 static int
-want_string (struct parser *ps, yajl_val v, const char *path, const char **out)
-{
-  if (!YAJL_IS_STRING (v))
-    return perr (ps, EINVAL, path, "expected a string, got %s", json_type (v));
-  *out = v->u.string;
-  return 0;
-}
-
-static int
-want_array (struct parser *ps, yajl_val v, const char *path)
-{
-  if (!YAJL_IS_ARRAY (v))
-    return perr (ps, EINVAL, path, "expected an array, got %s", json_type (v));
-  return 0;
-}
-
-static int
-want_u64 (struct parser *ps, yajl_val v, const char *path, uint64_t max, uint64_t *out)
-{
-  uint64_t x;
-  if (!YAJL_IS_NUMBER (v) || v->u.number.r == NULL || kist_parse_u64 (v->u.number.r, &x) < 0)
-    return perr (ps, EINVAL, path, "expected a non-negative integer, got %s%s%s",
-                 YAJL_IS_NUMBER (v) ? "`" : json_type (v),
-                 YAJL_IS_NUMBER (v) && v->u.number.r ? v->u.number.r : "",
-                 YAJL_IS_NUMBER (v) ? "`" : "");
-  if (x > max)
-    return perr (ps, ERANGE, path, "%" PRIu64 " is out of range (at most %" PRIu64 ")", x, max);
-  *out = x;
-  return 0;
-}
-
-static int
-parse_action (struct parser *ps, yajl_val v, const char *path, uint32_t *base)
+get_named (struct parser *ps, yajl_val obj, const char *key, bool required, const struct named *t,
+           size_t n_t, const char *what, uint32_t *out)
 {
   const char *s = NULL;
-  if (want_string (ps, v, path, &s) < 0)
-    return -EINVAL;
-  const struct named *n = vocab_lookup (vocab_actions, vocab_n_actions, s);
+  size_t m = 0;
+  int r = spec_enter_str (ps->jp, obj, key, required, &s, &m, ps->err);
+  if (r <= 0)
+    return r;
+  const struct named *n = vocab_lookup (t, n_t, s);
   if (n == NULL)
     {
-      _cleanup_free_ char *known = vocab_names_list (vocab_actions, vocab_n_actions);
-      return perr (ps, EINVAL, path, "unknown action `%s` (known: %s)", s, known);
+      _cleanup_free_ char *known = vocab_names_list (t, n_t);
+      return PERR (ps, "unknown %s `%s` (known: %s)", what, s, known);
     }
-  *base = n->value;
-  return 0;
+  *out = n->value;
+  spec_jp_pop (ps->jp, m);
+  return 1;
 }
 
-/* errnoRet applies to ERRNO and TRACE only (runtime-spec: the runtime MUST
- * fail for other actions); the default is EPERM. */
+/* errnoRet (key) for the action base: ERRNO and TRACE only (runtime-spec:
+ * the runtime MUST fail for other actions); the default is EPERM. */
 static int
-with_errno (struct parser *ps, uint32_t base, yajl_val ret, const char *path, uint32_t *action)
+with_errno (struct parser *ps, yajl_val obj, const char *key, uint32_t base, uint32_t *action)
 {
-  if (ret == NULL)
+  bool present = false;
+  int e = 0;
+  if (spec_get_int_range (ps->jp, obj, key, 0, base == SCMP_ACT_ERRNO (0) ? 4095 : 0xffff, &e,
+                          &present, ps->err)
+      < 0)
+    return -EINVAL;
+  if (!present)
     {
       *action = vocab_takes_data (base) ? (base | EPERM) : base;
       return 0;
     }
   if (!vocab_takes_data (base))
-    return perr (ps, EINVAL, path,
-                 "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno; remove it or change the "
-                 "action");
-  uint64_t e;
-  if (want_u64 (ps, ret, path, base == SCMP_ACT_ERRNO (0) ? 4095 : 0xffff, &e) < 0)
-    return -EINVAL;
+    return PERR_AT (ps, key,
+                    "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno; remove it or change "
+                    "the action");
   *action = base | (uint32_t) e;
   return 0;
 }
 
+/* Add the architectures of the array a (the path names it). */
 static int
-parse_arches (struct parser *ps, yajl_val v, const char *path)
+parse_arches (struct parser *ps, yajl_val a)
 {
-  if (want_array (ps, v, path) < 0)
-    return -EINVAL;
   struct kist_seccomp_profile *p = ps->p;
-  for (size_t i = 0; i < v->u.array.len; i++)
+  for (size_t i = 0; i < a->u.array.len; i++)
     {
-      _cleanup_free_ char *ip = xasprintf ("%s[%zu]", path, i);
+      size_t m = spec_jp_index (ps->jp, i);
       const char *s = NULL;
-      if (want_string (ps, v->u.array.values[i], ip, &s) < 0)
+      if (spec_val_cstr (ps->jp, a->u.array.values[i], &s, ps->err) < 0)
         return -EINVAL;
       const struct named *n = vocab_lookup (vocab_archs, vocab_n_archs, s);
       if (n == NULL)
         {
           _cleanup_free_ char *known = vocab_names_list (vocab_archs, vocab_n_archs);
-          return perr (ps, EINVAL, ip, "unknown architecture `%s` (libseccomp %u.%u knows: %s)", s,
+          return PERR (ps, "unknown architecture `%s` (libseccomp %u.%u knows: %s)", s,
                        seccomp_version ()->major, seccomp_version ()->minor, known);
         }
       p->arches = xrealloc (p->arches, (p->n_arches + 1) * sizeof *p->arches);
       p->arches[p->n_arches++] = n->value;
+      spec_jp_pop (ps->jp, m);
     }
   return 0;
 }
 
-/* docker's archMap: [{"architecture": A, "subArchitectures": [...]}]; the
- * entry of the native arch gives the arches. */
+/* docker's archMap (the array a): [{"architecture": A, "subArchitectures":
+ * [...]}]; the entry of the native arch gives the arches. */
 static int
-parse_arch_map (struct parser *ps, yajl_val v)
+parse_arch_map (struct parser *ps, yajl_val a)
 {
-  if (want_array (ps, v, "archMap") < 0)
-    return -EINVAL;
-  for (size_t i = 0; i < v->u.array.len; i++)
+  for (size_t i = 0; i < a->u.array.len; i++)
     {
-      yajl_val e = v->u.array.values[i];
-      _cleanup_free_ char *ip = xasprintf ("archMap[%zu]", i);
-      if (!YAJL_IS_OBJECT (e))
-        return perr (ps, EINVAL, ip, "expected an object, got %s", json_type (e));
-      _cleanup_free_ char *ap = xasprintf ("%s.architecture", ip);
-      yajl_val a = kist_json_obj_get (e, "architecture");
-      const char *s = NULL;
-      if (a == NULL)
-        return perr (ps, EINVAL, ap, "required");
-      if (want_string (ps, a, ap, &s) < 0)
+      yajl_val e = a->u.array.values[i], sub;
+      size_t m = spec_jp_index (ps->jp, i), m2;
+      uint32_t tok = 0;
+      if (spec_val_obj (ps->jp, e, ps->err) < 0
+          || get_named (ps, e, "architecture", true, vocab_archs, vocab_n_archs, "architecture",
+                        &tok)
+                 < 0)
         return -EINVAL;
-      const struct named *n = vocab_lookup (vocab_archs, vocab_n_archs, s);
-      if (n == NULL)
-        return perr (ps, EINVAL, ap, "unknown architecture `%s`", s);
-      if (n->value != ps->native)
-        continue;
-      ps->p->arches = xrealloc (ps->p->arches, (ps->p->n_arches + 1) * sizeof (uint32_t));
-      ps->p->arches[ps->p->n_arches++] = n->value;
-      yajl_val sub = kist_json_obj_get (e, "subArchitectures");
-      if (sub && !YAJL_IS_NULL (sub))
+      if (tok == ps->native)
         {
-          _cleanup_free_ char *sp = xasprintf ("%s.subArchitectures", ip);
-          if (parse_arches (ps, sub, sp) < 0)
+          ps->p->arches = xrealloc (ps->p->arches, (ps->p->n_arches + 1) * sizeof (uint32_t));
+          ps->p->arches[ps->p->n_arches++] = tok;
+          int r = spec_enter (ps->jp, e, "subArchitectures", yajl_t_array, false, &sub, &m2,
+                              ps->err);
+          if (r < 0 || (r > 0 && parse_arches (ps, sub) < 0))
             return -EINVAL;
         }
+      spec_jp_pop (ps->jp, m);
     }
   return 0;
 }
@@ -241,32 +191,31 @@ cmp_u32 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The array a of flag names (the path names it). */
 static int
-parse_flags (struct parser *ps, yajl_val v, uint32_t *requested)
+parse_flags (struct parser *ps, yajl_val a, uint32_t *requested)
 {
-  if (want_array (ps, v, "flags") < 0)
-    return -EINVAL;
-  for (size_t i = 0; i < v->u.array.len; i++)
+  for (size_t i = 0; i < a->u.array.len; i++)
     {
-      _cleanup_free_ char *ip = xasprintf ("flags[%zu]", i);
+      size_t m = spec_jp_index (ps->jp, i);
       const char *s = NULL;
-      if (want_string (ps, v->u.array.values[i], ip, &s) < 0)
+      if (spec_val_cstr (ps->jp, a->u.array.values[i], &s, ps->err) < 0)
         return -EINVAL;
       const struct named *n = vocab_lookup (vocab_flag_names, vocab_n_flag_names, s);
       if (n == NULL)
         {
           _cleanup_free_ char *known = vocab_names_list (vocab_flag_names, vocab_n_flag_names);
-          return perr (ps, EINVAL, ip, "unknown seccomp flag `%s` (known: %s)", s, known);
+          return PERR (ps, "unknown seccomp flag `%s` (known: %s)", s, known);
         }
       /* WAIT_KILLABLE_RECV only exists together with a listener. */
       uint32_t probe = n->value;
       if (probe == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
         probe |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
       if (!kist_seccomp_flags_supported (probe))
-        return perr (ps, EOPNOTSUPP, ip,
-                     "%s is not supported by this kernel (seccomp() refuses it); remove the flag",
-                     s);
+        return PERR (ps, "%s is not supported by this kernel (seccomp() refuses it); remove the "
+                     "flag", s);
       *requested |= n->value;
+      spec_jp_pop (ps->jp, m);
     }
   return 0;
 }
@@ -300,72 +249,83 @@ struct gate
   bool has_kernel, kernel_ok;
 };
 
+/* The array member key of g (the gate object), or 0 when absent. */
 static int
-parse_gate (struct parser *ps, yajl_val v, const char *path, struct gate *g)
+gate_array (struct parser *ps, yajl_val g, const char *key, yajl_val *a, size_t *m)
+{
+  return spec_enter (ps->jp, g, key, yajl_t_array, false, a, m, ps->err);
+}
+
+static int
+parse_gate_caps (struct parser *ps, yajl_val caps, struct gate *g)
+{
+  g->has_caps = caps->u.array.len > 0;
+  g->all_caps = true;
+  for (size_t i = 0; i < caps->u.array.len; i++)
+    {
+      size_t m = spec_jp_index (ps->jp, i);
+      const char *s = NULL;
+      if (spec_val_cstr (ps->jp, caps->u.array.values[i], &s, ps->err) < 0)
+        return -EINVAL;
+      int c = kist_cap_from_name (s);
+      if (c < 0)
+        return PERR (ps, "unknown capability `%s`", s);
+      bool in = c < 64 && (ps->bounding & (1ULL << c));
+      g->all_caps = g->all_caps && in;
+      g->any_caps = g->any_caps || in;
+      spec_jp_pop (ps->jp, m);
+    }
+  return 0;
+}
+
+/* e[key], an optional includes/excludes object. */
+static int
+parse_gate (struct parser *ps, yajl_val e, const char *key, struct gate *g)
 {
   memset (g, 0, sizeof *g);
-  if (v == NULL || YAJL_IS_NULL (v))
-    return 0;
-  if (!YAJL_IS_OBJECT (v))
-    return perr (ps, EINVAL, path, "expected an object, got %s", json_type (v));
-  yajl_val caps = kist_json_obj_get (v, "caps");
-  if (caps && !YAJL_IS_NULL (caps))
+  yajl_val v, a;
+  size_t mv, m;
+  int r = spec_enter (ps->jp, e, key, yajl_t_object, false, &v, &mv, ps->err);
+  if (r <= 0)
+    return r;
+  if ((r = gate_array (ps, v, "caps", &a, &m)) < 0 || (r > 0 && parse_gate_caps (ps, a, g) < 0))
+    return -EINVAL;
+  if (r > 0)
+    spec_jp_pop (ps->jp, m);
+  if ((r = gate_array (ps, v, "arches", &a, &m)) < 0)
+    return -EINVAL;
+  if (r > 0)
     {
-      _cleanup_free_ char *cp = xasprintf ("%s.caps", path);
-      if (want_array (ps, caps, cp) < 0)
-        return -EINVAL;
-      g->has_caps = caps->u.array.len > 0;
-      g->all_caps = true;
-      for (size_t i = 0; i < caps->u.array.len; i++)
+      g->has_arches = a->u.array.len > 0;
+      for (size_t i = 0; i < a->u.array.len; i++)
         {
-          _cleanup_free_ char *ip = xasprintf ("%s[%zu]", cp, i);
-          const char *s = NULL;
-          if (want_string (ps, caps->u.array.values[i], ip, &s) < 0)
-            return -EINVAL;
-          int c = kist_cap_from_name (s);
-          if (c < 0)
-            return perr (ps, EINVAL, ip, "unknown capability `%s`", s);
-          bool in = c < 64 && (ps->bounding & (1ULL << c));
-          g->all_caps = g->all_caps && in;
-          g->any_caps = g->any_caps || in;
-        }
-    }
-  yajl_val arches = kist_json_obj_get (v, "arches");
-  if (arches && !YAJL_IS_NULL (arches))
-    {
-      _cleanup_free_ char *ap = xasprintf ("%s.arches", path);
-      if (want_array (ps, arches, ap) < 0)
-        return -EINVAL;
-      g->has_arches = arches->u.array.len > 0;
-      for (size_t i = 0; i < arches->u.array.len; i++)
-        {
-          _cleanup_free_ char *ip = xasprintf ("%s[%zu]", ap, i);
+          size_t mi = spec_jp_index (ps->jp, i);
           const char *s = NULL;
           uint32_t tok;
-          if (want_string (ps, arches->u.array.values[i], ip, &s) < 0)
+          if (spec_val_cstr (ps->jp, a->u.array.values[i], &s, ps->err) < 0)
             return -EINVAL;
           /* An unknown name matches no architecture, as in docker and
            * podman, which compare the names as strings: docker's own
            * default.json says "mips3l64n32". */
-          if (!vocab_arch_from_any_name (s, &tok))
-            continue;
-          if (tok == ps->native)
+          if (vocab_arch_from_any_name (s, &tok) && tok == ps->native)
             g->arch_match = true;
+          spec_jp_pop (ps->jp, mi);
         }
+      spec_jp_pop (ps->jp, m);
     }
-  yajl_val mk = kist_json_obj_get (v, "minKernel");
-  if (mk && !YAJL_IS_NULL (mk))
+  const char *s = NULL;
+  if ((r = spec_enter_str (ps->jp, v, "minKernel", false, &s, &m, ps->err)) < 0)
+    return -EINVAL;
+  if (r > 0)
     {
-      _cleanup_free_ char *kp = xasprintf ("%s.minKernel", path);
-      const char *s = NULL;
-      unsigned a, b;
-      if (want_string (ps, mk, kp, &s) < 0)
-        return -EINVAL;
-      if (!parse_kernel_version (s, &a, &b))
-        return perr (ps, EINVAL, kp, "`%s` is not a kernel version like \"5.8\"", s);
+      unsigned ka, kb;
+      if (!parse_kernel_version (s, &ka, &kb))
+        return PERR (ps, "`%s` is not a kernel version like \"5.8\"", s);
       g->has_kernel = true;
-      g->kernel_ok = ps->kmajor > a || (ps->kmajor == a && ps->kminor >= b);
+      g->kernel_ok = ps->kmajor > ka || (ps->kmajor == ka && ps->kminor >= kb);
+      spec_jp_pop (ps->jp, m);
     }
+  spec_jp_pop (ps->jp, mv);
   return 0;
 }
 
@@ -396,104 +356,117 @@ add_rule (struct parser *ps)
   return r;
 }
 
-/* *same_arg: some argument has more than one condition (runc then makes one
- * rule per condition). */
+/* One element of args[] (an object, the path names it). */
 static int
-parse_args (struct parser *ps, yajl_val v, const char *path, struct kist_seccomp_arg *args,
-            unsigned *n_args, bool *same_arg)
+parse_arg (struct parser *ps, yajl_val a, struct kist_seccomp_arg *c, unsigned *seen,
+           bool *same_arg)
 {
-  if (want_array (ps, v, path) < 0)
+  int idx = 0;
+  bool present = false;
+  uint32_t op = 0;
+  if (spec_val_obj (ps->jp, a, ps->err) < 0
+      || spec_get_int_range (ps->jp, a, "index", 0, 5, &idx, &present, ps->err) < 0)
     return -EINVAL;
-  if (v->u.array.len > 6)
-    return perr (ps, EINVAL, path, "%zu conditions; a syscall has at most 6 arguments",
-                 v->u.array.len);
-  unsigned seen = 0;
-  for (size_t i = 0; i < v->u.array.len; i++)
-    {
-      yajl_val a = v->u.array.values[i];
-      _cleanup_free_ char *ip = xasprintf ("%s[%zu]", path, i);
-      if (!YAJL_IS_OBJECT (a))
-        return perr (ps, EINVAL, ip, "expected an object, got %s", json_type (a));
-      struct kist_seccomp_arg *c = &args[i];
-      uint64_t idx;
-      _cleanup_free_ char *xp = xasprintf ("%s.index", ip);
-      _cleanup_free_ char *vp = xasprintf ("%s.value", ip);
-      _cleanup_free_ char *wp = xasprintf ("%s.valueTwo", ip);
-      _cleanup_free_ char *op = xasprintf ("%s.op", ip);
-      yajl_val x = kist_json_obj_get (a, "index"), val = kist_json_obj_get (a, "value");
-      yajl_val two = kist_json_obj_get (a, "valueTwo"), o = kist_json_obj_get (a, "op");
-      if (x == NULL)
-        return perr (ps, EINVAL, xp, "required");
-      if (want_u64 (ps, x, xp, 5, &idx) < 0)
-        return -EINVAL;
-      if (val == NULL)
-        return perr (ps, EINVAL, vp, "required");
-      if (want_u64 (ps, val, vp, UINT64_MAX, &c->value) < 0)
-        return -EINVAL;
-      c->value_two = 0;
-      if (two && !YAJL_IS_NULL (two) && want_u64 (ps, two, wp, UINT64_MAX, &c->value_two) < 0)
-        return -EINVAL;
-      const char *s = NULL;
-      if (o == NULL)
-        return perr (ps, EINVAL, op, "required");
-      if (want_string (ps, o, op, &s) < 0)
-        return -EINVAL;
-      const struct named *n = vocab_lookup (vocab_operators, vocab_n_operators, s);
-      if (n == NULL)
-        {
-          _cleanup_free_ char *known = vocab_names_list (vocab_operators, vocab_n_operators);
-          return perr (ps, EINVAL, op, "unknown operator `%s` (known: %s)", s, known);
-        }
-      if (seen & (1u << idx))
-        *same_arg = true;
-      seen |= 1u << idx;
-      c->index = (unsigned) idx;
-      c->op = n->value;
-    }
-  *n_args = (unsigned) v->u.array.len;
+  if (!present)
+    return PERR_AT (ps, "index", "required field is missing");
+  c->value_two = 0;
+  if (spec_get_u64 (ps->jp, a, "value", true, &c->value, ps->err) < 0
+      || spec_get_u64 (ps->jp, a, "valueTwo", false, &c->value_two, ps->err) < 0
+      || get_named (ps, a, "op", true, vocab_operators, vocab_n_operators, "operator", &op) < 0)
+    return -EINVAL;
+  if (*seen & (1u << idx))
+    *same_arg = true;
+  *seen |= 1u << idx;
+  c->index = (unsigned) idx;
+  c->op = op;
   return 0;
 }
 
+/* e.args; *same_arg: some argument has more than one condition (runc then
+ * makes one rule per condition). */
+static int
+parse_args (struct parser *ps, yajl_val e, struct kist_seccomp_arg *args, unsigned *n_args,
+            bool *same_arg)
+{
+  yajl_val v;
+  size_t m;
+  int r = spec_enter (ps->jp, e, "args", yajl_t_array, false, &v, &m, ps->err);
+  if (r <= 0)
+    return r;
+  if (v->u.array.len > 6)
+    return PERR (ps, "%zu conditions; a syscall has at most 6 arguments", v->u.array.len);
+  unsigned seen = 0;
+  for (size_t i = 0; i < v->u.array.len; i++)
+    {
+      size_t mi = spec_jp_index (ps->jp, i);
+      if (parse_arg (ps, v->u.array.values[i], &args[i], &seen, same_arg) < 0)
+        return -EINVAL;
+      spec_jp_pop (ps->jp, mi);
+    }
+  *n_args = (unsigned) v->u.array.len;
+  spec_jp_pop (ps->jp, m);
+  return 0;
+}
+
+/* Add the rules of one name (its path pushed) of syscalls[i]. */
+static int
+add_name (struct parser *ps, const char *s, size_t i, bool included, uint32_t action,
+          const struct kist_seccomp_arg *args, unsigned n_args, bool same_arg)
+{
+  struct kist_seccomp_profile *p = ps->p;
+  if (*s == '\0')
+    return PERR (ps, "empty syscall name");
+  int nr = seccomp_syscall_resolve_name (s);
+  if (nr == __NR_SCMP_ERROR)
+    {
+      add_skipped (ps, s);
+      return 0;
+    }
+  /* Gated-out entries still count for the ENOSYS bound: the profile knows
+   * those syscalls. */
+  if (nr > p->max_nr)
+    p->max_nr = nr;
+  if (!included)
+    return 0;
+  /* Two conditions on one argument: one rule per condition, in order, all
+   * of them (runc's matchCall). */
+  unsigned n_rules = same_arg ? n_args : 1;
+  for (unsigned c = 0; c < n_rules; c++)
+    {
+      struct kist_seccomp_rule *r = add_rule (ps);
+      r->name = xstrdup (s);
+      r->nr = nr;
+      r->action = action;
+      r->n_args = same_arg ? 1 : n_args;
+      memcpy (r->args, same_arg ? &args[c] : args, r->n_args * sizeof args[0]);
+      r->entry = i;
+    }
+  return 0;
+}
+
+/* syscalls[i], the object e (the path names it). */
 static int
 parse_syscall (struct parser *ps, yajl_val e, size_t i)
 {
   struct kist_seccomp_profile *p = ps->p;
-  _cleanup_free_ char *path = xasprintf ("syscalls[%zu]", i);
-  if (!YAJL_IS_OBJECT (e))
-    return perr (ps, EINVAL, path, "expected an object, got %s", json_type (e));
-
-  _cleanup_free_ char *ap = xasprintf ("%s.action", path);
-  _cleanup_free_ char *ep = xasprintf ("%s.errnoRet", path);
-  _cleanup_free_ char *gp = xasprintf ("%s.args", path);
-  _cleanup_free_ char *np = xasprintf ("%s.names", path);
-  _cleanup_free_ char *ip = xasprintf ("%s.includes", path);
-  _cleanup_free_ char *xp = xasprintf ("%s.excludes", path);
-
-  yajl_val act = kist_json_obj_get (e, "action");
-  if (act == NULL)
-    return perr (ps, EINVAL, ap, "required");
-  uint32_t base, action;
-  if (parse_action (ps, act, ap, &base) < 0)
+  if (spec_val_obj (ps->jp, e, ps->err) < 0)
     return -EINVAL;
-  yajl_val er = kist_json_obj_get (e, "errnoRet");
-  if (er && YAJL_IS_NULL (er))
-    er = NULL;
-  if (with_errno (ps, base, er, ep, &action) < 0)
+  uint32_t base = 0, action;
+  if (get_named (ps, e, "action", true, vocab_actions, vocab_n_actions, "action", &base) < 0
+      || with_errno (ps, e, "errnoRet", base, &action) < 0)
     return -EINVAL;
 
   struct kist_seccomp_arg args[6];
   unsigned n_args = 0;
   bool same_arg = false;
-  yajl_val a = kist_json_obj_get (e, "args");
-  if (a && !YAJL_IS_NULL (a) && parse_args (ps, a, gp, args, &n_args, &same_arg) < 0)
+  const char *comment = NULL;
+  size_t m;
+  int r = 0;
+  if (parse_args (ps, e, args, &n_args, &same_arg) < 0
+      || (r = spec_enter_str (ps->jp, e, "comment", false, &comment, &m, ps->err)) < 0)
     return -EINVAL;
-
-  yajl_val comment = kist_json_obj_get (e, "comment");
-  if (comment && !YAJL_IS_NULL (comment) && !YAJL_IS_STRING (comment))
-    {
-      _cleanup_free_ char *cp = xasprintf ("%s.comment", path);
-      return perr (ps, EINVAL, cp, "expected a string, got %s", json_type (comment));
-    }
+  if (r > 0)
+    spec_jp_pop (ps->jp, m);
 
   /* docker's gating: included when every includes.caps is in the bounding
    * set, the native arch is in includes.arches and the kernel is at least
@@ -501,65 +474,37 @@ parse_syscall (struct parser *ps, yajl_val e, size_t i)
    * set, the native arch is in excludes.arches or the kernel is at least
    * excludes.minKernel. */
   struct gate inc, exc;
-  if (parse_gate (ps, kist_json_obj_get (e, "includes"), ip, &inc) < 0
-      || parse_gate (ps, kist_json_obj_get (e, "excludes"), xp, &exc) < 0)
+  if (parse_gate (ps, e, "includes", &inc) < 0 || parse_gate (ps, e, "excludes", &exc) < 0)
     return -EINVAL;
   bool included = (!inc.has_caps || inc.all_caps) && (!inc.has_arches || inc.arch_match)
                   && (!inc.has_kernel || inc.kernel_ok) && !(exc.has_caps && exc.any_caps)
                   && !(exc.has_arches && exc.arch_match) && !(exc.has_kernel && exc.kernel_ok);
 
-  yajl_val names = kist_json_obj_get (e, "names");
-  yajl_val one = kist_json_obj_get (e, "name"); /* docker's older single-name form */
-  if ((names == NULL || YAJL_IS_NULL (names)) && one && !YAJL_IS_NULL (one))
-    {
-      _cleanup_free_ char *op = xasprintf ("%s.name", path);
-      const char *s = NULL;
-      if (want_string (ps, one, op, &s) < 0)
-        return -EINVAL;
-      names = NULL;
-    }
-  else if (names == NULL || YAJL_IS_NULL (names))
-    return perr (ps, EINVAL, np, "required");
-  else if (want_array (ps, names, np) < 0)
+  yajl_val names;
+  const char *one = NULL; /* docker's older single-name form */
+  if ((r = spec_enter (ps->jp, e, "names", yajl_t_array, false, &names, &m, ps->err)) < 0)
     return -EINVAL;
-
-  size_t n = names ? names->u.array.len : 1;
+  if (r == 0)
+    {
+      if ((r = spec_enter_str (ps->jp, e, "name", false, &one, &m, ps->err)) < 0)
+        return -EINVAL;
+      if (r == 0)
+        return PERR_AT (ps, "names", "required field is missing");
+    }
   if (!included)
     p->n_gated++;
-  for (size_t k = 0; k < n; k++)
+  if (one)
+    return add_name (ps, one, i, included, action, args, n_args, same_arg);
+  for (size_t k = 0; k < names->u.array.len; k++)
     {
       const char *s = NULL;
-      _cleanup_free_ char *kp = names ? xasprintf ("%s[%zu]", np, k) : xasprintf ("%s.name", path);
-      if (want_string (ps, names ? names->u.array.values[k] : one, kp, &s) < 0)
+      size_t mk = spec_jp_index (ps->jp, k);
+      if (spec_val_cstr (ps->jp, names->u.array.values[k], &s, ps->err) < 0
+          || add_name (ps, s, i, included, action, args, n_args, same_arg) < 0)
         return -EINVAL;
-      if (*s == '\0')
-        return perr (ps, EINVAL, kp, "empty syscall name");
-      int nr = seccomp_syscall_resolve_name (s);
-      if (nr == __NR_SCMP_ERROR)
-        {
-          add_skipped (ps, s);
-          continue;
-        }
-      /* Gated-out entries still count for the ENOSYS bound: the profile
-       * knows those syscalls. */
-      if (nr > p->max_nr)
-        p->max_nr = nr;
-      if (!included)
-        continue;
-      /* Two conditions on one argument: one rule per condition, in order,
-       * all of them (runc's matchCall). */
-      unsigned n_rules = same_arg ? n_args : 1;
-      for (unsigned c = 0; c < n_rules; c++)
-        {
-          struct kist_seccomp_rule *r = add_rule (ps);
-          r->name = xstrdup (s);
-          r->nr = nr;
-          r->action = action;
-          r->n_args = same_arg ? 1 : n_args;
-          memcpy (r->args, same_arg ? &args[c] : args, r->n_args * sizeof args[0]);
-          r->entry = i;
-        }
+      spec_jp_pop (ps->jp, mk);
     }
+  spec_jp_pop (ps->jp, m);
   return 0;
 }
 
@@ -607,41 +552,35 @@ drop_default_rules (struct kist_seccomp_profile *p)
   p->n_rules = w;
 }
 
+/* defaultAction, defaultErrnoRet, architectures or archMap. */
 static int
-parse_profile (struct parser *ps, yajl_val v)
+parse_default_and_arches (struct parser *ps, yajl_val v)
 {
   struct kist_seccomp_profile *p = ps->p;
-  if (!YAJL_IS_OBJECT (v))
-    return kist_error_make (ps->err, EINVAL, "%s expected an object, got %s", ps->where,
-                            json_type (v));
-
-  yajl_val da = kist_json_obj_get (v, "defaultAction");
-  if (da == NULL)
-    return perr (ps, EINVAL, "defaultAction", "required");
-  uint32_t base;
-  if (parse_action (ps, da, "defaultAction", &base) < 0)
+  uint32_t base = 0;
+  if (get_named (ps, v, "defaultAction", true, vocab_actions, vocab_n_actions, "action", &base)
+      < 0)
     return -EINVAL;
   if (base == SCMP_ACT_NOTIFY)
-    return perr (ps, EINVAL, "defaultAction",
-                 "SCMP_ACT_NOTIFY cannot be the default action (libseccomp refuses it)");
-  yajl_val der = kist_json_obj_get (v, "defaultErrnoRet");
-  if (der && YAJL_IS_NULL (der))
-    der = NULL;
-  if (with_errno (ps, base, der, "defaultErrnoRet", &p->default_action) < 0)
+    return PERR_AT (ps, "defaultAction",
+                    "SCMP_ACT_NOTIFY cannot be the default action (libseccomp refuses it)");
+  if (with_errno (ps, v, "defaultErrnoRet", base, &p->default_action) < 0)
     return -EINVAL;
 
-  yajl_val a = kist_json_obj_get (v, "architectures");
-  if (a && !YAJL_IS_NULL (a))
+  yajl_val a;
+  size_t m;
+  /* archMap only when there is no architectures. */
+  int r = spec_enter (ps->jp, v, "architectures", yajl_t_array, false, &a, &m, ps->err);
+  bool map = false;
+  if (r == 0)
     {
-      if (parse_arches (ps, a, "architectures") < 0)
-        return -EINVAL;
+      r = spec_enter (ps->jp, v, "archMap", yajl_t_array, false, &a, &m, ps->err);
+      map = true;
     }
-  else
-    {
-      yajl_val am = kist_json_obj_get (v, "archMap");
-      if (am && !YAJL_IS_NULL (am) && parse_arch_map (ps, am) < 0)
-        return -EINVAL;
-    }
+  if (r < 0 || (r > 0 && (map ? parse_arch_map (ps, a) : parse_arches (ps, a)) < 0))
+    return -EINVAL;
+  if (r > 0)
+    spec_jp_pop (ps->jp, m);
   if (p->n_arches > 1)
     qsort (p->arches, p->n_arches, sizeof *p->arches, cmp_u32);
   size_t w = 0;
@@ -650,41 +589,41 @@ parse_profile (struct parser *ps, yajl_val v)
         && vocab_arch_possible (ps->native, p->arches[i]))
       p->arches[w++] = p->arches[i];
   p->n_arches = w;
+  return 0;
+}
 
-  uint32_t flags = 0;
-  yajl_val f = kist_json_obj_get (v, "flags");
-  if (f && !YAJL_IS_NULL (f) && parse_flags (ps, f, &flags) < 0)
-    return -EINVAL;
-
+/* listenerPath, listenerMetadata. */
+static int
+parse_listener (struct parser *ps, yajl_val v)
+{
+  struct kist_seccomp_profile *p = ps->p;
   const char *s = NULL;
-  yajl_val lp = kist_json_obj_get (v, "listenerPath");
-  if (lp && !YAJL_IS_NULL (lp))
+  size_t m;
+  int r = spec_enter_str (ps->jp, v, "listenerPath", false, &s, &m, ps->err);
+  if (r < 0)
+    return -EINVAL;
+  if (r > 0)
     {
-      if (want_string (ps, lp, "listenerPath", &s) < 0)
-        return -EINVAL;
       if (*s)
         p->listener_path = xstrdup (s);
+      spec_jp_pop (ps->jp, m);
     }
-  yajl_val lm = kist_json_obj_get (v, "listenerMetadata");
-  if (lm && !YAJL_IS_NULL (lm))
+  if ((r = spec_enter_str (ps->jp, v, "listenerMetadata", false, &s, &m, ps->err)) < 0)
+    return -EINVAL;
+  if (r > 0)
     {
-      if (want_string (ps, lm, "listenerMetadata", &s) < 0)
-        return -EINVAL;
       p->listener_metadata = xstrdup (s);
+      spec_jp_pop (ps->jp, m);
     }
+  return 0;
+}
 
-  yajl_val sc = kist_json_obj_get (v, "syscalls");
-  if (sc && !YAJL_IS_NULL (sc))
-    {
-      if (want_array (ps, sc, "syscalls") < 0)
-        return -EINVAL;
-      for (size_t i = 0; i < sc->u.array.len; i++)
-        if (parse_syscall (ps, sc->u.array.values[i], i) < 0)
-          return -EINVAL;
-    }
-  unique_skipped (p);
-  drop_default_rules (p);
-
+/* What the rules imply: NOTIFY (listener, flags), the flags the kernel
+ * must accept, the ENOSYS bound. */
+static int
+finish_profile (struct parser *ps, uint32_t flags)
+{
+  struct kist_seccomp_profile *p = ps->p;
   for (size_t i = 0; i < p->n_rules; i++)
     if (p->rules[i].action == SCMP_ACT_NOTIFY)
       {
@@ -693,20 +632,20 @@ parse_profile (struct parser *ps, yajl_val v)
          * after loading: notifying sendmsg would wait for itself. */
         if (strcmp (p->rules[i].name, "sendmsg") == 0)
           {
-            _cleanup_free_ char *path = xasprintf ("syscalls[%zu]", p->rules[i].entry);
-            return perr (ps, EINVAL, path,
-                         "SCMP_ACT_NOTIFY on `sendmsg` would deadlock: kist's init sends the "
-                         "listener fd with sendmsg after loading the filter");
+            spec_jp_key (ps->jp, "syscalls");
+            spec_jp_index (ps->jp, p->rules[i].entry);
+            return PERR (ps, "SCMP_ACT_NOTIFY on `sendmsg` would deadlock: kist's init sends "
+                         "the listener fd with sendmsg after loading the filter");
           }
       }
   if (p->notify && p->listener_path == NULL)
-    return perr (ps, EINVAL, "listenerPath",
-                 "required with SCMP_ACT_NOTIFY rules (the unix socket of the agent that gets "
-                 "the listener fd)");
+    return PERR_AT (ps, "listenerPath",
+                    "required with SCMP_ACT_NOTIFY rules (the unix socket of the agent that "
+                    "gets the listener fd)");
   if ((flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) && !p->notify)
-    return perr (ps, EINVAL, "flags",
-                 "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs SCMP_ACT_NOTIFY rules (the kernel "
-                 "refuses it for a filter without a listener)");
+    return PERR_AT (ps, "flags",
+                    "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs SCMP_ACT_NOTIFY rules (the "
+                    "kernel refuses it for a filter without a listener)");
   if (p->notify)
     {
       flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
@@ -714,9 +653,9 @@ parse_profile (struct parser *ps, yajl_val v)
         flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
     }
   if (flags && !kist_seccomp_flags_supported (flags))
-    return perr (ps, EOPNOTSUPP, "flags",
-                 "this kernel refuses the combination 0x%" PRIx32 " of seccomp filter flags",
-                 flags);
+    return PERR_AT (ps, "flags",
+                    "this kernel refuses the combination 0x%" PRIx32 " of seccomp filter flags",
+                    flags);
   p->flags = flags;
 
   /* The ENOSYS rule (see seccomp_compile.c): only for an allowlist whose
@@ -728,12 +667,47 @@ parse_profile (struct parser *ps, yajl_val v)
   return 0;
 }
 
+static int
+parse_profile (struct parser *ps, yajl_val v)
+{
+  if (spec_val_obj (ps->jp, v, ps->err) < 0 || parse_default_and_arches (ps, v) < 0)
+    return -EINVAL;
+
+  uint32_t flags = 0;
+  yajl_val a;
+  size_t m;
+  int r = spec_enter (ps->jp, v, "flags", yajl_t_array, false, &a, &m, ps->err);
+  if (r < 0 || (r > 0 && parse_flags (ps, a, &flags) < 0))
+    return -EINVAL;
+  if (r > 0)
+    spec_jp_pop (ps->jp, m);
+  if (parse_listener (ps, v) < 0)
+    return -EINVAL;
+
+  if ((r = spec_enter (ps->jp, v, "syscalls", yajl_t_array, false, &a, &m, ps->err)) < 0)
+    return -EINVAL;
+  if (r > 0)
+    {
+      for (size_t i = 0; i < a->u.array.len; i++)
+        {
+          size_t mi = spec_jp_index (ps->jp, i);
+          if (parse_syscall (ps, a->u.array.values[i], i) < 0)
+            return -EINVAL;
+          spec_jp_pop (ps->jp, mi);
+        }
+      spec_jp_pop (ps->jp, m);
+    }
+  unique_skipped (ps->p);
+  drop_default_rules (ps->p);
+  return finish_profile (ps, flags);
+}
+
 int
-kist_seccomp_profile_parse (yajl_val v, const char *where, const struct kist_seccomp_env *env,
-                            struct kist_seccomp_profile **out, struct kist_error **err)
+kist_seccomp_profile_parse_at (struct jpath *jp, yajl_val v, const struct kist_seccomp_env *env,
+                               struct kist_seccomp_profile **out, struct kist_error **err)
 {
   struct kist_seccomp_profile *p = xcalloc (1, sizeof *p);
-  struct parser ps = { .where = where ? where : "", .err = err, .p = p };
+  struct parser ps = { .jp = jp, .err = err, .p = p };
   p->max_nr = -1;
   p->native = env && env->arch ? env->arch : seccomp_arch_native ();
   ps.native = p->native;
@@ -753,13 +727,25 @@ kist_seccomp_profile_parse (yajl_val v, const char *where, const struct kist_sec
           ps.bounding |= 1ULL << n;
       }
 
+  size_t mark = jp->len;
   if (parse_profile (&ps, v) < 0)
     {
       kist_seccomp_profile_free (p);
       return -1;
     }
+  spec_jp_pop (jp, mark);
   *out = p;
   return 0;
+}
+
+int
+kist_seccomp_profile_parse (yajl_val v, const char *where, const struct kist_seccomp_env *env,
+                            struct kist_seccomp_profile **out, struct kist_error **err)
+{
+  struct jpath jp = { .doc = where ? where : "" };
+  int ret = kist_seccomp_profile_parse_at (&jp, v, env, out, err);
+  free (jp.buf);
+  return ret;
 }
 
 int

@@ -226,7 +226,7 @@ struct kist_linux
   size_t n_sysctl;
   char *cgroups_path;
   struct kist_resources *resources; /* linux.resources (resources.h), NULL when absent */
-  yajl_val seccomp;        /* linux.seccomp, borrowed from the tree (issue 3) */
+  yajl_val seccomp;        /* linux.seccomp, borrowed; parsed by kist_seccomp_choose (seccomp.h) */
   char *rootfs_propagation; /* "private", "rprivate", "slave", "rslave", "shared", "rshared", "unbindable", "runbindable" or NULL */
   char **masked_paths;     /* NULL-terminated or NULL */
   char **readonly_paths;   /* NULL-terminated or NULL */

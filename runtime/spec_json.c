@@ -651,3 +651,37 @@ spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *wha
   *out = steal_pointer (&s);
   return 0;
 }
+
+/* ---- additions (seccomp helper) ------------------------------------------ */
+
+int
+spec_enter_str (struct jpath *p, yajl_val obj, const char *key, bool required, const char **out,
+                size_t *mark, struct kist_error **err)
+{
+  yajl_val v;
+  *out = NULL;
+  int r = find (p, obj, key, required, &v, mark, err);
+  if (r <= 0)
+    return r;
+  if (!YAJL_IS_STRING (v))
+    return spec_jp_err (p, err, "expected string");
+  *out = v->u.string;
+  return 1;
+}
+
+int
+spec_val_cstr (struct jpath *p, yajl_val v, const char **out, struct kist_error **err)
+{
+  if (!YAJL_IS_STRING (v))
+    return spec_jp_err (p, err, "expected string");
+  *out = v->u.string;
+  return 0;
+}
+
+int
+spec_val_obj (struct jpath *p, yajl_val v, struct kist_error **err)
+{
+  if (!YAJL_IS_OBJECT (v))
+    return spec_jp_err (p, err, "expected object");
+  return 0;
+}

@@ -131,4 +131,20 @@ int spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char 
     r_ < 0 ? r_ : 0;                                                                               \
   })
 
+/* ---- additions (seccomp helper): strings borrowed from the tree, for
+ * readers that look names up in their own tables (seccomp_profile.c). */
+
+/* obj[key], a string, borrowed in *out and pushed onto the path like
+ * spec_enter: 1 present (the caller pops *mark), 0 absent (nothing pushed,
+ * *out NULL), negative when required and missing or not a string. */
+int spec_enter_str (struct jpath *p, yajl_val obj, const char *key, bool required,
+                    const char **out, size_t *mark, struct kist_error **err);
+
+/* The value v (an array element, the path already names it) is a string:
+ * borrowed in *out. */
+int spec_val_cstr (struct jpath *p, yajl_val v, const char **out, struct kist_error **err);
+
+/* The value v is an object (an array element: "expected object" otherwise). */
+int spec_val_obj (struct jpath *p, yajl_val v, struct kist_error **err);
+
 #endif

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: config.json `linux`: namespaces, id mappings, time offsets, devices,
- * sysctl, propagation, masked and read-only paths, personality and memory
- * policy (resources and seccomp are kept as JSON for their layers). */
+ * sysctl, propagation, masked and read-only paths, personality, memory
+ * policy, and linux.resources (typed by spec_resources.c).  linux.seccomp
+ * stays JSON here: the load step parses it (seccomp.h kist_seccomp_choose)
+ * with the process's bounding set, before any state exists. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>

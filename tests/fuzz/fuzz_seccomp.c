@@ -2,7 +2,9 @@
 /* Fuzz target: seccomp profile files (the OCI linux.seccomp format:
  * kist_seccomp_profile_parse_json), their canonical form and cache key, and
  * for small profiles the compiled program (kist_seccomp_compile: libseccomp
- * plus kist's ENOSYS prefix), checked for jumps inside the program.
+ * plus kist's ENOSYS prefix), checked for jumps inside the program.  The
+ * same document parsed as an inline linux.seccomp (kist_seccomp_profile_parse_at)
+ * must give the same result, its errors under "config.json: linux.seccomp".
  *
  * The environment is fixed so that a run is reproducible: kernel 6.1.0, the
  * native arch, and a bounding set that depends on the input's length (empty
@@ -11,8 +13,10 @@
 #include <linux/filter.h>
 
 #include "fuzz.h"
+#include "json.h"
 #include "seccomp.h"
 #include "sha256.h"
+#include "spec_json.h"
 
 /* Compiling costs milliseconds for a full profile; keep the fuzzer fast. */
 #define COMPILE_MAX_RULES 48
@@ -47,6 +51,41 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   struct kist_seccomp_profile *p = NULL;
   struct kist_error *e = NULL;
   int r = kist_seccomp_profile_parse_json (json, size, "seccomp profile `fuzz`: ", &env, &p, &e);
+  /* The same document as an inline linux.seccomp (kist_seccomp_choose's
+   * way): the same result, errors under the config's path, the path given
+   * back as it was. */
+  yajl_val tree = NULL;
+  struct kist_error *je = NULL;
+  if (kist_json_parse (json, size, "", &tree, &je) == 0)
+    {
+      struct jpath jp = { .doc = "config.json: " };
+      spec_jp_key (&jp, "linux");
+      spec_jp_key (&jp, "seccomp");
+      struct kist_seccomp_profile *q = NULL;
+      struct kist_error *qe = NULL;
+      int rq = kist_seccomp_profile_parse_at (&jp, tree, &env, &q, &qe);
+      FUZZ_ASSERT ((rq == 0) == (r == 0));
+      if (rq == 0)
+        {
+          FUZZ_ASSERT (jp.len == strlen ("linux.seccomp") && strcmp (jp.buf, "linux.seccomp") == 0);
+          size_t la = 0, lb = 0;
+          char *a = kist_seccomp_canonical (p, &la), *b = kist_seccomp_canonical (q, &lb);
+          FUZZ_ASSERT (la == lb && memcmp (a, b, la) == 0);
+          free (a);
+          free (b);
+          kist_seccomp_profile_free (q);
+        }
+      else
+        {
+          FUZZ_ASSERT (q == NULL && qe != NULL);
+          FUZZ_ASSERT (strncmp (qe->msg, "config.json: linux.seccomp", 26) == 0);
+          FUZZ_ASSERT (strncmp (e->msg, "seccomp profile `fuzz`: ", 24) == 0);
+        }
+      fuzz_error_check_free (&qe);
+      free (jp.buf);
+      yajl_tree_free (tree);
+    }
+  fuzz_error_check_free (&je);
   free (json);
   if (r < 0)
     {

@@ -573,6 +573,48 @@ expect_contains "notify: the state JSON lists seccompFd" "$(cat "$T/notify.state
 expect_contains "notify: report detail mentions the listener" "$(seccomp_detail notify)" "notify"
 [ -s "$T/notifyd.err" ] && fail "notify: the agent printed no error" "$(cat "$T/notifyd.err")"
 
+# ---- a bad profile is a config error: nothing is made ---------------------------------
+# The profile is read and parsed with config.json, before the state dir, the
+# report, the cgroup or the cache exist: the error names the JSON path, and
+# the create leaves nothing, not even a report (kist before this recorded a
+# failed seccomp layer in a report of a half-made container).
+n_cache=$(ls -A "$ROOT/~seccomp-cache" 2> /dev/null | wc -l)
+printf '{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read", 7], "action": "SCMP_ACT_ALLOW"}]}' \
+  > "$T/bad-profile.json"
+bad_profile ()
+{
+  local tag=$1 needle=$2 b id
+  b=$(pbundle "$tag")
+  id=$(new_id "$tag")
+  rm -f "$T/$tag.report.json"
+  kc "$tag" create --report "$T/$tag.report.json" --bundle "$b" "$id"
+  expect_eq "bad profile ($tag): create fails with 125" 125 "$RC"
+  expect_contains "bad profile ($tag): the error names the JSON path" "$ERR" "$needle"
+  expect_not_contains "bad profile ($tag): a config error, not a failed layer" "$ERR" \
+    "layer seccomp not applied"
+  expect_true "bad profile ($tag): no report was written (no container was begun)" \
+    test ! -e "$T/$tag.report.json"
+  expect_true "bad profile ($tag): no state dir under --root" test ! -e "$ROOT/$id"
+  expect_eq "bad profile ($tag): no cgroup" "" "$(leftover_cgroups)"
+}
+cfg_reset
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+  {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+  {"names": ["write"], "action": "SCMP_ACT_ALOW"}]}'
+bad_profile bad-inline 'config.json: linux.seccomp.syscalls[1].action: unknown action `SCMP_ACT_ALOW`'
+cfg_reset
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+  {"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 7, "value": 0, "op": "SCMP_CMP_EQ"}]}]}'
+bad_profile bad-inline-arg 'config.json: linux.seccomp.syscalls[0].args[0].index: must be between 0 and 5'
+cfg_reset
+with_profile "$T/bad-profile.json"
+bad_profile bad-file "seccomp profile \`$T/bad-profile.json\`: syscalls[0].names[1]: expected string"
+with_profile no-such-profile
+bad_profile bad-builtin 'no built-in seccomp profile `no-such-profile`'
+expect_eq "bad profiles: the filter cache was not touched" "$n_cache" \
+  "$(ls -A "$ROOT/~seccomp-cache" 2> /dev/null | wc -l)"
+cfg_reset
+
 # ---- nothing left ------------------------------------------------------------------
 rm -rf --one-file-system "$ROOT/~seccomp-cache"
 nothing_left "seccomp tests"

@@ -330,30 +330,30 @@ START_TEST (test_parse_malformed)
 {
   /* Not JSON / not an object. */
   assert_err_has ("{'defaultAction':", "malformed JSON");
-  assert_err_has ("[1,2]", "expected an object");
+  assert_err_has ("[1,2]", "test: top level: expected object");
   /* Wrong types, with the JSON path. */
   assert_err_has ("{}", "test: defaultAction: required");
-  assert_err_has ("{'defaultAction':7}", "defaultAction: expected a string, got a number");
+  assert_err_has ("{'defaultAction':7}", "defaultAction: expected string");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':'1'}",
-                  "defaultErrnoRet: expected a non-negative integer, got a string");
+                  "defaultErrnoRet: expected integer");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':-1}",
-                  "defaultErrnoRet: expected a non-negative integer, got `-1`");
+                  "defaultErrnoRet: must be between 0 and 4095, got -1");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1.5}",
-                  "defaultErrnoRet: expected a non-negative integer");
+                  "defaultErrnoRet: expected integer");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':5000}",
-                  "defaultErrnoRet: 5000 is out of range");
+                  "defaultErrnoRet: must be between 0 and 4095, got 5000");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':1}",
                   "defaultErrnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':{}}",
-                  "syscalls: expected an array, got an object");
+                  "syscalls: expected array");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[3]}",
-                  "syscalls[0]: expected an object, got a number");
+                  "syscalls[0]: expected object");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read',1],"
                   "'action':'SCMP_ACT_ALLOW'}]}",
-                  "syscalls[0].names[1]: expected a string, got a number");
+                  "syscalls[0].names[1]: expected string");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':'read',"
                   "'action':'SCMP_ACT_ALLOW'}]}",
-                  "syscalls[0].names: expected an array, got a string");
+                  "syscalls[0].names: expected array");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'action':'SCMP_ACT_ALLOW'}]}",
                   "syscalls[0].names: required");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['']"
@@ -363,7 +363,7 @@ START_TEST (test_parse_malformed)
                   "syscalls[0].action: required");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
                   "'action':'SCMP_ACT_ALLOW','comment':5}]}",
-                  "syscalls[0].comment: expected a string");
+                  "syscalls[0].comment: expected string");
   /* Unknown action, operator, arch, flag, capability: errors naming the path. */
   assert_err_has ("{'defaultAction':'SCMP_ACT_DENY'}",
                   "defaultAction: unknown action `SCMP_ACT_DENY`");
@@ -391,14 +391,14 @@ START_TEST (test_parse_malformed)
   /* Arguments. */
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
                   "'action':'SCMP_ACT_ALLOW','args':[{'index':6,'value':1,'op':'SCMP_CMP_EQ'}]}]}",
-                  "syscalls[0].args[0].index: 6 is out of range");
+                  "syscalls[0].args[0].index: must be between 0 and 5, got 6");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
                   "'action':'SCMP_ACT_ALLOW','args':[{'index':0,'op':'SCMP_CMP_EQ'}]}]}",
                   "syscalls[0].args[0].value: required");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
                   "'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':18446744073709551616,"
                   "'op':'SCMP_CMP_EQ'}]}]}",
-                  "syscalls[0].args[0].value: expected a non-negative integer");
+                  "syscalls[0].args[0].value: expected unsigned 64-bit integer");
   /* NOTIFY. */
   assert_err_has ("{'defaultAction':'SCMP_ACT_NOTIFY'}",
                   "defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
@@ -412,7 +412,7 @@ START_TEST (test_parse_malformed)
                   "['SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV']}",
                   "flags: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs SCMP_ACT_NOTIFY rules");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':3}",
-                  "listenerPath: expected a string");
+                  "listenerPath: expected string");
 }
 END_TEST
 
@@ -843,6 +843,17 @@ ctx_for (struct kist_spec *s)
   return c;
 }
 
+/* The load step (kist_seccomp_choose, with the config) and the PREPARE
+ * layer (kist_seccomp_prepare), as create runs them. */
+static int
+choose_prepare (struct kist_ctx *ctx, int rootfd, struct kist_report *r, struct kist_error **err)
+{
+  ctx->seccomp = NULL;
+  if (kist_seccomp_choose (ctx->spec, ctx->bundle_fd, &ctx->seccomp, err) < 0)
+    return -1;
+  return kist_seccomp_prepare (ctx, rootfd, r, err);
+}
+
 static const char *tiny_inline
     = "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['exit_group','exit',"
       "'write','read','pread64','getpid','getrandom','prctl','close','openat','fstatfs','fstat',"
@@ -893,7 +904,7 @@ START_TEST (test_layer_inline_cache)
   struct kist_error *err = NULL;
 
   ck_assert (kist_seccomp_requested (s, NULL));
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_nonnull (ctx.seccomp);
   ck_assert_uint_eq (r->n_layers, 0); /* the init records it */
   ck_assert_str_eq (ctx.seccomp->requested, "linux.seccomp");
@@ -922,7 +933,7 @@ START_TEST (test_layer_inline_cache)
   kist_seccomp_free (ctx.seccomp);
 
   /* Second prepare: a hit, the same program. */
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_msg (strstr (ctx.seccomp->detail, " BPF insns; cache hit; "), "%s",
                  ctx.seccomp->detail);
   ck_assert_uint_eq (ctx.seccomp->n_insns, n1);
@@ -945,18 +956,18 @@ START_TEST (test_layer_inline_cache)
   closedir (d);
   close (cfd);
   ck_assert_int_eq (corrupted, 1);
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_msg (
       strstr (ctx.seccomp->detail, "cache miss (entry corrupt: checksum mismatch; rebuilt)"), "%s",
       ctx.seccomp->detail);
   ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
   kist_seccomp_free (ctx.seccomp);
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "cache hit"));
   kist_seccomp_free (ctx.seccomp);
 
   /* No cache at all. */
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, -1, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, -1, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "cache miss (no cache)"));
   kist_seccomp_free (ctx.seccomp);
   kist_report_free (r);
@@ -993,7 +1004,7 @@ START_TEST (test_layer_early_and_sources)
   const char *what = NULL;
   ck_assert (kist_seccomp_requested (s, &what));
   ck_assert_str_eq (what, "./profiles/p.json");
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_msg (strstr (ctx.seccomp->detail, "profile ./profiles/p.json; ") == ctx.seccomp->detail,
                  "%s", ctx.seccomp->detail);
 
@@ -1015,28 +1026,48 @@ START_TEST (test_layer_early_and_sources)
   ctx = ctx_for (s);
   ck_assert (kist_seccomp_requested (s, &what));
   ck_assert_str_eq (what, "linux.seccomp");
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   kist_seccomp_free (ctx.seccomp);
   kist_spec_free (s);
 
-  /* A missing file: the layer fails closed, recorded in the report. */
+  /* A missing file: a config error of the load step (nothing recorded, no
+   * degrading: the config is wrong). */
   s = spec_with (NULL, "'run.kist.seccomp.profile':'/nonexistent/p.json'", true);
   ctx = ctx_for (s);
   renew (&r);
-  size_t before = r->n_layers;
-  ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  r->allow_degraded = xstrdup ("seccomp");
+  ck_assert_int_lt (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_null (ctx.seccomp);
-  ck_assert_ptr_nonnull (strstr (err->msg, "layer seccomp not applied"));
+  ck_assert_ptr_nonnull (strstr (err->msg, "annotation run.kist.seccomp.profile: seccomp profile"));
   ck_assert_ptr_nonnull (strstr (err->msg, "/nonexistent/p.json"));
+  kist_error_freep (&err);
+  ck_assert_uint_eq (r->n_layers, 0);
+  kist_spec_free (s);
+
+  /* What libseccomp refuses: the layer fails closed, recorded in the report. */
+  s = spec_with ("'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['syslog'],"
+                 "'action':'SCMP_ACT_ERRNO','errnoRet':13,'args':[{'index':0,'value':10,"
+                 "'op':'SCMP_CMP_EQ'},{'index':1,'value':0,'op':'SCMP_CMP_EQ'}]},{'names':"
+                 "['syslog'],'action':'SCMP_ACT_ERRNO','errnoRet':5,'args':[{'index':0,"
+                 "'value':10,'op':'SCMP_CMP_EQ'}]}]}",
+                 NULL, true);
+  ctx = ctx_for (s);
+  renew (&r);
+  size_t before = r->n_layers;
+  ck_assert_int_lt (choose_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "layer seccomp not applied"));
+  ck_assert_ptr_nonnull (strstr (err->msg, "libseccomp refuses the conditional"));
   kist_error_freep (&err);
   ck_assert_uint_eq (r->n_layers, before + 1);
   ck_assert (!r->layers[before].applied);
+  kist_seccomp_free (ctx.seccomp);
   /* ... and degrades when allowed: recorded once, the init loads nothing. */
   renew (&r);
   r->allow_degraded = xstrdup ("seccomp");
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_nonnull (ctx.seccomp);
   ck_assert (ctx.seccomp->done);
+  ck_assert_ptr_null (ctx.seccomp->insns);
   before = r->n_layers;
   ck_assert_int_eq (kist_seccomp_apply (&ctx, r, &err), 0);
   ck_assert_uint_eq (r->n_layers, before);
@@ -1048,7 +1079,7 @@ START_TEST (test_layer_early_and_sources)
   s = spec_with (NULL, "'run.kist.seccomp.profile':'nosuchprofile'", true);
   ctx = ctx_for (s);
   renew (&r);
-  ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_lt (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (err->msg, "no built-in seccomp profile `nosuchprofile`"));
   kist_error_freep (&err);
   kist_spec_free (s);
@@ -1057,7 +1088,7 @@ START_TEST (test_layer_early_and_sources)
                  NULL, true);
   ctx = ctx_for (s);
   renew (&r);
-  ck_assert_int_lt (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_lt (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (err->msg, "config.json: linux.seccomp.syscalls[0].action: "
                                            "unknown action `SCMP_ACT_NOPE`"));
   kist_error_freep (&err);
@@ -1068,7 +1099,7 @@ START_TEST (test_layer_early_and_sources)
   ctx = ctx_for (s);
   ck_assert (!kist_seccomp_requested (s, NULL));
   renew (&r);
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_ptr_null (ctx.seccomp);
   before = r->n_layers;
   ck_assert_int_eq (kist_seccomp_apply (&ctx, r, &err), 0);
@@ -1084,8 +1115,76 @@ START_TEST (test_layer_early_and_sources)
   ck_assert_int_lt (kist_seccomp_apply (&ctx, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (err->msg, "not prepared"));
   kist_error_freep (&err);
+  /* Chosen, but the PREPARE layer never ran: the same, and nothing loads. */
+  ck_assert_int_eq (kist_seccomp_choose (s, tmpfd, &ctx.seccomp, &err), 0);
+  ck_assert_ptr_nonnull (ctx.seccomp);
+  ck_assert_ptr_nonnull (ctx.seccomp->profile);
+  renew (&r);
+  ck_assert_int_eq (kist_seccomp_apply_early (&ctx, r, &err), 0);
+  ck_assert_int_eq (kist_seccomp_apply_last (&ctx, r, &err), 0);
+  ck_assert_uint_eq (r->n_layers, 0);
+  ck_assert_int_lt (kist_seccomp_apply (&ctx, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (err->msg, "not prepared"));
+  kist_error_freep (&err);
+  kist_seccomp_free (ctx.seccomp);
   kist_spec_free (s);
   kist_report_free (r);
+}
+END_TEST
+
+/* A malformed profile is a config error of the load step, before any state:
+ * the JSON path in the message, nothing recorded, no cache touched. */
+START_TEST (test_choose_config_errors)
+{
+  static const struct
+  {
+    const char *linux_extra, *annotations, *needle;
+  } cases[] = {
+    { "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+      "'action':'SCMP_ACT_ALLOW'},{'names':['write'],'action':'SCMP_ACT_NOPE'}]}",
+      NULL, "config.json: linux.seccomp.syscalls[1].action: unknown action `SCMP_ACT_NOPE`" },
+    { "'seccomp':{'syscalls':[]}", NULL,
+      "config.json: linux.seccomp.defaultAction: required field is missing" },
+    { "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"
+      "'action':'SCMP_ACT_ALLOW','args':[{'index':9,'value':1,'op':'SCMP_CMP_EQ'}]}]}",
+      NULL, "config.json: linux.seccomp.syscalls[0].args[0].index: must be between 0 and 5" },
+    { "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','flags':['SECCOMP_FILTER_FLAG_NOPE']}",
+      "'run.kist.seccomp.profile':'strict'",
+      "config.json: linux.seccomp.flags[0]: unknown seccomp flag `SECCOMP_FILTER_FLAG_NOPE`" },
+    { NULL, "'run.kist.seccomp.profile':'./bad-profile.json'",
+      "seccomp profile `./bad-profile.json`: syscalls[0].names[0]: expected string" },
+    { NULL, "'run.kist.seccomp.profile':''", "annotation run.kist.seccomp.profile is empty" },
+  };
+  _cleanup_free_ char *bad = q ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':[7],"
+                                "'action':'SCMP_ACT_ALLOW'}]}");
+  int pfd = openat (tmpfd, "bad-profile.json", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ck_assert_int_ge (pfd, 0);
+  ck_assert_int_eq (kist_write_all (pfd, bad, strlen (bad)), 0);
+  close (pfd);
+  _cleanup_free_ char *root = xasprintf ("%s/choose-root", tmpdir);
+  ck_assert_int_eq (mkdir (root, 0700), 0);
+  int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (rootfd, 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      struct kist_spec *s = spec_with (cases[i].linux_extra, cases[i].annotations, true);
+      struct kist_ctx ctx = ctx_for (s);
+      struct kist_report *r = kist_report_new ("t1", "create", NULL);
+      struct kist_error *err = NULL;
+      ck_assert_int_lt (choose_prepare (&ctx, rootfd, r, &err), 0);
+      ck_assert_ptr_null (ctx.seccomp);
+      ck_assert_msg (err && strstr (err->msg, cases[i].needle), "case %zu: `%s` not in `%s`", i,
+                     cases[i].needle, err ? err->msg : "?");
+      ck_assert_uint_eq (r->n_layers, 0);
+      kist_error_free (err);
+      kist_report_free (r);
+      kist_spec_free (s);
+    }
+  /* The parse never reached the cache. */
+  ck_assert_int_lt (faccessat (rootfd, KIST_SECCOMP_CACHE_DIR, F_OK, 0), 0);
+  close (rootfd);
+  ck_assert_int_eq (rmdir (root), 0);
+  ck_assert_int_eq (unlinkat (tmpfd, "bad-profile.json", 0), 0);
 }
 END_TEST
 
@@ -1139,7 +1238,7 @@ START_TEST (test_notify)
   struct kist_ctx ctx = ctx_for (s);
   struct kist_report *r = kist_report_new ("t1", "create", NULL);
   struct kist_error *err = NULL;
-  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, &ctx.seccomp, r, &err), 0);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
   ck_assert_uint_ne (ctx.seccomp->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER, 0);
   ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "; notify listener"));
 
@@ -1440,6 +1539,7 @@ seccomp_suite (void)
   tcase_add_test (fs, test_cache);
   tcase_add_test (fs, test_layer_inline_cache);
   tcase_add_test (fs, test_layer_early_and_sources);
+  tcase_add_test (fs, test_choose_config_errors);
   tcase_add_test (fs, test_notify);
   suite_add_tcase (s, fs);
   return s;
