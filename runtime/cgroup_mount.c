@@ -19,30 +19,12 @@
 
 #include "cgroup.h"
 #include "cgroup_int.h"
+#include "mountinfo.h"
 #include "sha256.h"
 #include "resolve.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------- paths */
-
-/* Undo the octal escapes of mountinfo (\040 for a space). */
-static void
-unescape_mountinfo (char *s)
-{
-  char *w = s;
-  for (char *p = s; *p; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
-          && p[3] <= '7')
-        {
-          *w++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-          p += 3;
-        }
-      else
-        *w++ = *p;
-    }
-  *w = '\0';
-}
 
 /* The visible cgroup2 mount of /proc/self/mountinfo: its mount point and
  * (if root) its root field, as the calling process's cgroup namespace shows
@@ -50,43 +32,27 @@ unescape_mountinfo (char *s)
 static int
 find_mount (char **mount, char **root, struct kist_error **err)
 {
-  _cleanup_free_ char *text = NULL;
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
   *mount = NULL;
   if (root)
     *root = NULL;
-  if (kist_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 * CG_FILE_MAX, &text, NULL, err) < 0)
+  if (kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
     return kist_error_wrap (err, "cgroup: find the cgroup2 mount");
-
-  char *save = NULL;
-  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+  for (size_t i = 0; i < t.n; i++)
     {
-      /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-      char *sep = strstr (line, " - ");
-      if (sep == NULL)
+      const struct kist_mountinfo_entry *m = &t.e[i];
+      if (strcmp (m->fstype, "cgroup2") != 0)
         continue;
-      if (strncmp (sep + 3, "cgroup2 ", 8) != 0)
-        continue;
-      char *f[5];
-      char *s2 = NULL, *p = line;
-      int i;
-      for (i = 0; i < 5; i++, p = NULL)
-        if ((f[i] = strtok_r (p, " ", &s2)) == NULL)
-          break;
-      if (i < 5)
-        continue;
-      unescape_mountinfo (f[4]);
-      unescape_mountinfo (f[3]);
       /* Only a mount that is what its path shows now: one hidden by a later
        * mount over its path (the engines' cgroup2 bind over /sys/fs/cgroup
        * hides /sys/fs/cgroup/unified) is not reachable there. */
-      uint64_t id = 0, at = 0;
+      uint64_t at = 0;
       _cleanup_error_ struct kist_error *e = NULL;
-      if (kist_parse_u64 (f[0], &id) < 0 || kist_mnt_id_at (AT_FDCWD, f[4], 0, &at, &e) < 0
-          || at != id)
+      if (kist_mnt_id_at (AT_FDCWD, m->point, 0, &at, &e) < 0 || at != m->id)
         continue;
-      *mount = xstrdup (f[4]);
+      *mount = xstrdup (m->point);
       if (root)
-        *root = xstrdup (f[3]);
+        *root = xstrdup (m->root);
       return 0;
     }
   return kist_error_make (err, ENOENT,

@@ -48,6 +48,7 @@
 #include "cgroup.h"
 #include "layer.h"
 #include "mounts_int.h"
+#include "mountinfo.h"
 #include "ns.h"
 #include "resolve.h"
 #include "util.h"
@@ -110,60 +111,6 @@ fs_magic (const char *type)
   return 0;
 }
 
-/* Read the optional fields (shared:N master:N ...) of a mount from
- * /proc/self/mountinfo (the host's /proc: we are before pivot_root). */
-static int
-mount_optional_fields (uint64_t id, char **out, struct kist_error **err)
-{
-  _cleanup_free_ char *buf = NULL;
-  if (kist_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 64u * 1024 * 1024, &buf, NULL, err) < 0)
-    return -1;
-  char *save = NULL;
-  for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    {
-      uint64_t lid;
-      char *sp = strchr (line, ' ');
-      if (sp == NULL)
-        continue;
-      *sp = '\0';
-      if (kist_parse_u64 (line, &lid) < 0 || lid != id)
-        continue;
-      /* Skip: parent major:minor root mountpoint options. */
-      char *p = sp + 1;
-      for (int i = 0; i < 5 && p; i++)
-        {
-          p = strchr (p, ' ');
-          if (p)
-            p++;
-        }
-      char *dash = p ? strstr (p, "- ") : NULL;
-      if (dash == NULL)
-        break;
-      size_t l = (size_t) (dash - p);
-      while (l > 0 && p[l - 1] == ' ')
-        l--;
-      *out = xasprintf ("%.*s", (int) l, p);
-      return 0;
-    }
-  return kist_error_make (err, ENOENT, "mount %llu is not in /proc/self/mountinfo",
-                          (unsigned long long) id);
-}
-
-static bool
-has_field (const char *fields, const char *prefix)
-{
-  size_t pl = strlen (prefix);
-  for (const char *p = fields; p && *p;)
-    {
-      while (*p == ' ')
-        p++;
-      if (strncmp (p, prefix, pl) == 0)
-        return true;
-      p = strchr (p, ' ');
-    }
-  return false;
-}
-
 int
 mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
 {
@@ -174,12 +121,21 @@ mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
                      sizeof attr)
       < 0)
     return kist_error_make (err, errno, "set the propagation");
+  /* The host's /proc: we are before pivot_root. */
   uint64_t id;
-  _cleanup_free_ char *fields = NULL;
-  if (kist_mnt_id_at (mntfd, "", 0, &id, err) < 0 || mount_optional_fields (id, &fields, err) < 0)
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
+  if (kist_mnt_id_at (mntfd, "", 0, &id, err) < 0
+      || kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
     return kist_error_wrap (err, "verify the propagation");
-  bool shared = has_field (fields, "shared:"), master = has_field (fields, "master:");
-  bool unbindable = has_field (fields, "unbindable");
+  const struct kist_mountinfo_entry *e = kist_mountinfo_find (&t, id);
+  if (e == NULL)
+    return kist_error_make (err, ENOENT, "verify the propagation: mount %llu is not in "
+                                         "/proc/self/mountinfo",
+                            (unsigned long long) id);
+  const char *fields = e->optional;
+  bool shared = kist_mountinfo_has_optional (e, "shared:");
+  bool master = kist_mountinfo_has_optional (e, "master:");
+  bool unbindable = kist_mountinfo_has_optional (e, "unbindable");
   bool ok = true;
   switch (p->prop)
     {
@@ -284,6 +240,9 @@ mnt_verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetf
         return kist_error_make (err, EIO, "verify: the destination is not on the source's "
                                           "device");
     }
+  /* and from outside, in the waiting process's mountinfo (verify.c) */
+  if (p->expect)
+    kist_mountinfo_expect_add (p->expect, id, sv.f_flag, p->ro_later, magic ? p->fstype : NULL);
   return 0;
 }
 
@@ -547,6 +506,7 @@ mount_fs (struct kist_ctx *ctx, const struct kist_mount *m, struct plan *p,
                   && (a.set & MOUNT_ATTR_RDONLY) && ctx->dev_ro_fd < 0;
   if (dev_late)
     {
+      p->ro_later = true;
       a.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
       p->rec.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
       p->top.set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
@@ -621,7 +581,7 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
     return kist_report_failed (r, "mounts", "", EBADF, err, "the rootfs was not prepared");
 
   bool may_degrade = kist_report_may_degrade (r, "mounts");
-  _cleanup_free_ char *list = NULL, *notes = NULL, *failures = NULL;
+  _cleanup_free_ char *list = NULL, *notes = NULL, *failures = NULL, *expect = NULL;
   int first_errno = 0;
   size_t n_ok = 0, n_failed = 0;
 
@@ -629,7 +589,7 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
     {
       const struct kist_mount *m = &spec->mounts[i];
       _cleanup_error_ struct kist_error *e = NULL;
-      _cleanup_plan_ struct plan p = { 0 };
+      _cleanup_plan_ struct plan p = { .expect = &expect };
       _cleanup_free_ char *desc = mount_desc (m);
       int ret;
 
@@ -681,5 +641,7 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
                                failures, n_ok, spec->n_mounts);
   kist_report_applied (r, "mounts", "", "%zu mounts: %s (flags verified)%s%s", n_ok, list,
                        notes ? "; " : "", notes ? notes : "");
+  if (expect)
+    kist_report_expect (r, "mounts", "mnts=%s", expect);
   return 0;
 }

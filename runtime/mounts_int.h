@@ -72,6 +72,8 @@ struct plan
   char *clean;               /* the destination, lexically cleaned */
   enum exactness exact;
   char *note;                /* what the report detail says about this mount, or NULL */
+  bool ro_later;             /* read-only is decided by a later layer (a read-only /dev) */
+  char **expect;             /* mnt_verify_mount appends the verified mount (mountinfo.h) */
 };
 
 #define _cleanup_plan_ __attribute__ ((cleanup (mnt_plan_clear)))

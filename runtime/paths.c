@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "layer.h"
+#include "mountinfo.h"
 #include "resolve.h"
 #include "util.h"
 
@@ -38,9 +39,11 @@ append_word (char **s, const char *w)
   *s = next;
 }
 
-/* The reopened path must be the mount that mntfd is. */
+/* The reopened path must be the mount that mntfd is; the mount goes to
+ * *expect (mountinfo.h), for the parent to find it from outside. */
 static int
-verify_is_mount (int rootfd, const char *path, int mntfd, int *out, struct kist_error **err)
+verify_is_mount (int rootfd, const char *path, int mntfd, int *out, char **expect,
+                 struct kist_error **err)
 {
   _cleanup_close_ int fd = kist_resolve_open (rootfd, path, O_PATH, 0, err);
   if (fd < 0)
@@ -51,6 +54,10 @@ verify_is_mount (int rootfd, const char *path, int mntfd, int *out, struct kist_
   if (id != want)
     return kist_error_make (err, EIO, "verify: `%s` is mount %llu, not the new mount %llu", path,
                             (unsigned long long) id, (unsigned long long) want);
+  struct statvfs sv;
+  if (fstatvfs (fd, &sv) < 0)
+    return kist_error_make (err, errno, "verify: statvfs `%s`", path);
+  kist_mountinfo_expect_add (expect, id, sv.f_flag, false, NULL);
   *out = steal_fd (&fd);
   return 0;
 }
@@ -100,7 +107,7 @@ open_target (int rootfd, const char *layer, const char *path, int *fd, char **sk
 /* ---------------------------------------------------------- masked_paths */
 
 static int
-mask_dir (int rootfd, const char *path, int target, struct kist_error **err)
+mask_dir (int rootfd, const char *path, int target, char **expect, struct kist_error **err)
 {
   _cleanup_close_ int fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0)
@@ -118,7 +125,7 @@ mask_dir (int rootfd, const char *path, int target, struct kist_error **err)
     return kist_error_make (err, errno, "mount the empty tmpfs over `%s`", path);
 
   _cleanup_close_ int fd = -1;
-  if (verify_is_mount (rootfd, path, mnt, &fd, err) < 0)
+  if (verify_is_mount (rootfd, path, mnt, &fd, expect, err) < 0)
     return -1;
   struct statfs sf;
   struct statvfs sv;
@@ -130,7 +137,8 @@ mask_dir (int rootfd, const char *path, int target, struct kist_error **err)
 }
 
 static int
-mask_file (int rootfd, const char *path, int target, int nullfd, struct kist_error **err)
+mask_file (int rootfd, const char *path, int target, int nullfd, char **expect,
+           struct kist_error **err)
 {
   _cleanup_close_ int tree
       = open_tree (nullfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
@@ -139,7 +147,7 @@ mask_file (int rootfd, const char *path, int target, int nullfd, struct kist_err
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "bind /dev/null over `%s`", path);
   _cleanup_close_ int fd = -1;
-  if (verify_is_mount (rootfd, path, tree, &fd, err) < 0)
+  if (verify_is_mount (rootfd, path, tree, &fd, expect, err) < 0)
     return -1;
   struct stat st;
   if (fstat (fd, &st) < 0)
@@ -167,7 +175,8 @@ open_null (int rootfd, struct kist_error **err)
 }
 
 static int
-masked_apply (struct kist_ctx *ctx, char **masked, char **detail, struct kist_error **err)
+masked_apply (struct kist_ctx *ctx, char **masked, char **detail, char **expect,
+              struct kist_error **err)
 {
   _cleanup_free_ char *dirs = NULL, *files = NULL, *skipped = NULL;
   _cleanup_close_ int nullfd = -1;
@@ -185,7 +194,7 @@ masked_apply (struct kist_ctx *ctx, char **masked, char **detail, struct kist_er
         return kist_error_make (err, errno, "masked_paths: stat `%s`", *p);
       if (S_ISDIR (st.st_mode))
         {
-          if (mask_dir (ctx->rootfs_fd, *p, target, err) < 0)
+          if (mask_dir (ctx->rootfs_fd, *p, target, expect, err) < 0)
             return kist_error_wrap (err, "masked_paths");
           append_word (&dirs, *p);
           n_dirs++;
@@ -194,7 +203,7 @@ masked_apply (struct kist_ctx *ctx, char **masked, char **detail, struct kist_er
         {
           if (nullfd < 0 && (nullfd = open_null (ctx->rootfs_fd, err)) < 0)
             return -1;
-          if (mask_file (ctx->rootfs_fd, *p, target, nullfd, err) < 0)
+          if (mask_file (ctx->rootfs_fd, *p, target, nullfd, expect, err) < 0)
             return kist_error_wrap (err, "masked_paths");
           append_word (&files, *p);
           n_files++;
@@ -210,7 +219,7 @@ masked_apply (struct kist_ctx *ctx, char **masked, char **detail, struct kist_er
 /* -------------------------------------------------------- readonly_paths */
 
 static int
-readonly_one (int rootfd, const char *path, int target, struct kist_error **err)
+readonly_one (int rootfd, const char *path, int target, char **expect, struct kist_error **err)
 {
   _cleanup_close_ int tree = open_tree (target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
                                                         | AT_RECURSIVE | AT_EMPTY_PATH);
@@ -222,7 +231,7 @@ readonly_one (int rootfd, const char *path, int target, struct kist_error **err)
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "bind `%s` onto itself", path);
   _cleanup_close_ int fd = -1;
-  if (verify_is_mount (rootfd, path, tree, &fd, err) < 0)
+  if (verify_is_mount (rootfd, path, tree, &fd, expect, err) < 0)
     return -1;
   struct statvfs sv;
   if (fstatvfs (fd, &sv) < 0)
@@ -233,7 +242,8 @@ readonly_one (int rootfd, const char *path, int target, struct kist_error **err)
 }
 
 static int
-readonly_apply (struct kist_ctx *ctx, char **paths, char **detail, struct kist_error **err)
+readonly_apply (struct kist_ctx *ctx, char **paths, char **detail, char **expect,
+                struct kist_error **err)
 {
   _cleanup_free_ char *done = NULL, *skipped = NULL;
   size_t n = 0;
@@ -244,7 +254,7 @@ readonly_apply (struct kist_ctx *ctx, char **paths, char **detail, struct kist_e
         return -1;
       if (target < 0)
         continue;
-      if (readonly_one (ctx->rootfs_fd, *p, target, err) < 0)
+      if (readonly_one (ctx->rootfs_fd, *p, target, expect, err) < 0)
         return kist_error_wrap (err, "readonly_paths");
       append_word (&done, *p);
       n++;
@@ -257,7 +267,7 @@ readonly_apply (struct kist_ctx *ctx, char **paths, char **detail, struct kist_e
 
 /* ------------------------------------------------------------- the layer */
 
-typedef int (*paths_apply_fn) (struct kist_ctx *ctx, char **paths, char **detail,
+typedef int (*paths_apply_fn) (struct kist_ctx *ctx, char **paths, char **detail, char **expect,
                                struct kist_error **err);
 
 /* One layer: record it as not requested, failed or applied. */
@@ -266,15 +276,19 @@ paths_layer (struct kist_ctx *ctx, struct kist_report *r, const char *layer, cha
              const char *not_requested, paths_apply_fn apply, struct kist_error **err)
 {
   _cleanup_error_ struct kist_error *e = NULL;
-  _cleanup_free_ char *detail = NULL;
+  _cleanup_free_ char *detail = NULL, *expect = NULL;
   if (paths == NULL || paths[0] == NULL)
     kist_report_skip (r, layer, "%s", not_requested);
   else if (ctx->rootfs_fd < 0)
     return kist_report_failed (r, layer, "", EBADF, err, "the rootfs was not prepared");
-  else if (apply (ctx, paths, &detail, &e) < 0)
+  else if (apply (ctx, paths, &detail, &expect, &e) < 0)
     return kist_report_failed (r, layer, "", e->errnum ? e->errnum : EIO, err, "%s", e->msg);
   else
-    kist_report_applied (r, layer, "", "%s", detail);
+    {
+      kist_report_applied (r, layer, "", "%s", detail);
+      if (expect) /* and from outside (verify.c) */
+        kist_report_expect (r, layer, "mnts=%s", expect);
+    }
   return 0;
 }
 

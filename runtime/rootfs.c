@@ -22,152 +22,9 @@
 #include <unistd.h>
 
 #include "layer.h"
+#include "mountinfo.h"
 #include "resolve.h"
 #include "util.h"
-
-#define MOUNTINFO_MAX (64u * 1024 * 1024)
-
-/* ------------------------------------------------------------ mountinfo */
-
-struct mi_entry
-{
-  uint64_t id, parent;
-  char *root;        /* root of the mount within its filesystem */
-  char *point;       /* mount point (unescaped) */
-  char *optional;    /* optional fields, space separated ("shared:1 master:2") */
-  char *fstype;
-};
-
-struct mi_table
-{
-  struct mi_entry *e;
-  size_t n;
-};
-
-static void
-mi_free (struct mi_table *t)
-{
-  for (size_t i = 0; i < t->n; i++)
-    {
-      free (t->e[i].root);
-      free (t->e[i].point);
-      free (t->e[i].optional);
-      free (t->e[i].fstype);
-    }
-  free (t->e);
-  t->e = NULL;
-  t->n = 0;
-}
-#define _cleanup_mi_ __attribute__ ((cleanup (mi_free)))
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static char *
-mi_unescape (const char *s, size_t len)
-{
-  char *out = xmalloc (len + 1), *o = out;
-  for (size_t i = 0; i < len; i++)
-    {
-      if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3'
-          && s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7')
-        {
-          *o++ = (char) (((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0'));
-          i += 3;
-        }
-      else
-        *o++ = s[i];
-    }
-  *o = '\0';
-  return out;
-}
-
-/* Parse one line; returns false on a malformed line. */
-static bool
-mi_parse_line (char *line, struct mi_entry *e)
-{
-  char *f[6];
-  char *save = NULL, *p = line;
-  for (int i = 0; i < 6; i++)
-    {
-      f[i] = strtok_r (p, " ", &save);
-      p = NULL;
-      if (f[i] == NULL)
-        return false;
-    }
-  char *rest = save ? save : (char *) "";
-  char *sep = strstr (rest, "- ");
-  if (sep == NULL || (sep != rest && sep[-1] != ' '))
-    return false;
-  size_t olen = (size_t) (sep - rest);
-  while (olen > 0 && rest[olen - 1] == ' ')
-    olen--;
-  char *after = sep + 2;
-  char *fstype_end = strchr (after, ' ');
-  size_t flen = fstype_end ? (size_t) (fstype_end - after) : strlen (after);
-  if (kist_parse_u64 (f[0], &e->id) < 0 || kist_parse_u64 (f[1], &e->parent) < 0)
-    return false;
-  e->root = mi_unescape (f[3], strlen (f[3]));
-  e->point = mi_unescape (f[4], strlen (f[4]));
-  e->optional = xasprintf ("%.*s", (int) olen, rest);
-  e->fstype = xasprintf ("%.*s", (int) flen, after);
-  return true;
-}
-
-/* Read mountinfo: dirfd is a /proc/PID directory fd, or -1 for /proc/self. */
-static int
-mi_read (int procfd, struct mi_table *t, struct kist_error **err)
-{
-  _cleanup_free_ char *buf = NULL;
-  int r = procfd >= 0 ? kist_read_file_at (procfd, "mountinfo", MOUNTINFO_MAX, &buf, NULL, err)
-                      : kist_read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &buf,
-                                           NULL, err);
-  if (r < 0)
-    return r;
-  size_t cap = 0;
-  char *save = NULL;
-  for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    {
-      struct mi_entry e = { 0 };
-      if (!mi_parse_line (line, &e))
-        return kist_error_make (err, EINVAL, "malformed line in /proc/self/mountinfo: `%s`",
-                                line);
-      if (t->n == cap)
-        {
-          cap = cap ? cap * 2 : 64;
-          t->e = xrealloc (t->e, cap * sizeof *t->e);
-        }
-      t->e[t->n++] = e;
-    }
-  return 0;
-}
-
-static const struct mi_entry *
-mi_find (const struct mi_table *t, uint64_t id)
-{
-  for (size_t i = 0; i < t->n; i++)
-    if (t->e[i].id == id)
-      return &t->e[i];
-  return NULL;
-}
-
-/* Does the optional-field list contain a field starting with tag ("shared:")
- * or equal to it ("unbindable")? */
-static bool
-mi_has (const struct mi_entry *e, const char *tag)
-{
-  size_t tl = strlen (tag);
-  bool prefix = tl > 0 && tag[tl - 1] == ':';
-  for (const char *p = e->optional; p && *p;)
-    {
-      while (*p == ' ')
-        p++;
-      const char *end = strchr (p, ' ');
-      size_t l = end ? (size_t) (end - p) : strlen (p);
-      if (prefix ? (l > tl && strncmp (p, tag, tl) == 0) : (l == tl && strncmp (p, tag, tl) == 0))
-        return true;
-      p += l;
-    }
-  return false;
-}
 
 /* ---------------------------------------------------------- propagation */
 
@@ -196,10 +53,10 @@ prop_lookup (const char *name)
 /* Check one mount against the propagation asked for.  Returns NULL when it
  * matches, else a short description of what the kernel says. */
 static const char *
-prop_mismatch (const struct mi_entry *e, unsigned long flags)
+prop_mismatch (const struct kist_mountinfo_entry *e, unsigned long flags)
 {
-  bool shared = mi_has (e, "shared:"), master = mi_has (e, "master:");
-  bool unbindable = mi_has (e, "unbindable");
+  bool shared = kist_mountinfo_has_optional (e, "shared:"), master = kist_mountinfo_has_optional (e, "master:");
+  bool unbindable = kist_mountinfo_has_optional (e, "unbindable");
   if (flags & MS_SHARED)
     return shared ? NULL : "not shared";
   if (flags & MS_SLAVE)
@@ -219,13 +76,15 @@ static int
 prop_verify (int procfd, unsigned long flags, const char *name, char **desc,
              struct kist_error **err)
 {
-  _cleanup_mi_ struct mi_table t = { 0 };
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
   uint64_t root_id;
   if (kist_mnt_id_at (AT_FDCWD, "/", 0, &root_id, err) < 0)
     return -1;
-  if (mi_read (procfd, &t, err) < 0)
+  if (kist_mountinfo_read (procfd >= 0 ? procfd : AT_FDCWD,
+                           procfd >= 0 ? "mountinfo" : "/proc/self/mountinfo", &t, err)
+      < 0)
     return -1;
-  const struct mi_entry *root = mi_find (&t, root_id);
+  const struct kist_mountinfo_entry *root = kist_mountinfo_find (&t, root_id);
   if (root == NULL)
     return kist_error_make (err, ENOENT, "the root mount (id %llu) is not in mountinfo",
                             (unsigned long long) root_id);
@@ -325,17 +184,17 @@ apply_deferred_propagation (struct kist_ctx *ctx, unsigned long which, int procf
 static int
 make_parent_private (struct kist_ctx *ctx, char **note, struct kist_error **err)
 {
-  _cleanup_mi_ struct mi_table t = { 0 };
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
   uint64_t id;
   if (kist_mnt_id_at (AT_FDCWD, ctx->rootfs, 0, &id, err) < 0)
     return -1;
-  if (mi_read (-1, &t, err) < 0)
+  if (kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
     return -1;
-  const struct mi_entry *m = mi_find (&t, id);
+  const struct kist_mountinfo_entry *m = kist_mountinfo_find (&t, id);
   if (m == NULL)
     return kist_error_make (err, ENOENT, "the mount holding `%s` (id %llu) is not in mountinfo",
                             ctx->rootfs, (unsigned long long) id);
-  if (!mi_has (m, "shared:"))
+  if (!kist_mountinfo_has_optional (m, "shared:"))
     return 0;
   if (mount (NULL, m->point, NULL, MS_PRIVATE, NULL) < 0)
     return kist_error_make (err, errno, "make the parent mount `%s` of the rootfs private",
@@ -447,13 +306,13 @@ kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 static int
 detach_host_procfs (struct kist_ctx *ctx, size_t *n, struct kist_error **err)
 {
-  _cleanup_mi_ struct mi_table t = { 0 };
-  if (mi_read (-1, &t, err) < 0)
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
+  if (kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
     return -1;
   *n = 0;
   for (size_t i = t.n; i-- > 0;)
     {
-      const struct mi_entry *m = &t.e[i];
+      const struct kist_mountinfo_entry *m = &t.e[i];
       if (strcmp (m->root, "/") != 0
           || (strcmp (m->fstype, "proc") != 0 && strcmp (m->fstype, "sysfs") != 0)
           || kist_path_is_or_under (m->point, ctx->rootfs))
@@ -536,10 +395,10 @@ do_pivot (struct kist_ctx *ctx, int procfd, char **detail, uint64_t *root_mnt,
   if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
     return kist_error_make (err, EIO, "after %s, / is not the rootfs `%s` (dev/inode differ)",
                             ctx->no_pivot ? "chroot" : "pivot_root", ctx->rootfs);
-  _cleanup_mi_ struct mi_table t = { 0 };
-  if (mi_read (procfd, &t, err) < 0)
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
+  if (kist_mountinfo_read (procfd, "mountinfo", &t, err) < 0)
     return kist_error_wrap (err, "verify %s", ctx->no_pivot ? "chroot" : "pivot_root");
-  if (mi_find (&t, old_root_id))
+  if (kist_mountinfo_find (&t, old_root_id))
     return kist_error_make (err, EIO, "after %s, the old root mount %llu is still visible",
                             ctx->no_pivot ? "chroot" : "pivot_root",
                             (unsigned long long) old_root_id);

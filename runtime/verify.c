@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "mountinfo.h"
 #include "ns.h"
 #include "procfs.h"
 #include "resolve.h"
@@ -41,6 +42,9 @@ struct kist_verify_cache
   pid_t pid;
   char *text[VF_COUNT];
   int errnum[VF_COUNT]; /* the read failed with this (text NULL) */
+  struct kist_mountinfo mi;
+  bool mi_read;
+  int mi_errnum;
 };
 
 static void
@@ -52,6 +56,9 @@ cache_clear (struct kist_verify_cache *c)
       c->text[i] = NULL;
       c->errnum[i] = 0;
     }
+  kist_mountinfo_free (&c->mi);
+  c->mi_read = false;
+  c->mi_errnum = 0;
 }
 
 /* A verifier called on its own (not through kist_verify_outside) brings
@@ -330,6 +337,61 @@ kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
       char *why = root_disagrees (ctx, &r->layers[i], &note);
       ret = settle (r, i, why ? EPROTO : 0, why, note, err);
     }
+  return ret;
+}
+
+/* ------------------------------------- mounts, masked_paths, readonly_paths */
+
+/* /proc/PID/mountinfo of the waiting process, parsed once (borrowed), or
+ * NULL with its errno in *errnum. */
+static const struct kist_mountinfo *
+mountinfo (struct kist_ctx *ctx, int *errnum)
+{
+  struct kist_verify_cache *c = ctx->verify_cache;
+  if (!c->mi_read)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/mountinfo", (int) c->pid);
+      _cleanup_error_ struct kist_error *e = NULL;
+      c->mi_read = true;
+      if (kist_mountinfo_read (AT_FDCWD, path, &c->mi, &e) < 0)
+        {
+          kist_mountinfo_free (&c->mi);
+          c->mi_errnum = e && e->errnum ? e->errnum : EIO;
+        }
+    }
+  *errnum = c->mi_errnum;
+  return c->mi_errnum ? NULL : &c->mi;
+}
+
+int
+kist_mounts_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  struct kist_verify_cache *saved = ctx->verify_cache;
+  bool owned = cache_begin (ctx);
+  char what[64];
+  snprintf (what, sizeof what, "/proc/%d/mountinfo", (int) ctx->pid);
+  int ret = 0;
+  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
+    {
+      const struct kist_layer *l = &r->layers[i];
+      if (!is_pending (l, "mounts") && !is_pending (l, "masked_paths")
+          && !is_pending (l, "readonly_paths"))
+        continue;
+      int errnum = 0;
+      const struct kist_mountinfo *t = mountinfo (ctx, &errnum);
+      _cleanup_free_ char *list = expect_word (l->expect, "mnts");
+      _cleanup_free_ char *note = NULL;
+      char *why = NULL;
+      if (t == NULL && (errnum == EACCES || errnum == EPERM))
+        note = unreadable_note (what, "");
+      else if (t == NULL)
+        why = xasprintf ("cannot read %s from outside: %s", what, strerror (errnum));
+      else if ((why = kist_mountinfo_check (t, list, what)) == NULL)
+        note = xasprintf ("verified from outside (%s)", what);
+      ret = settle (r, i, why ? EPROTO : 0, why, note, err);
+    }
+  cache_end (ctx, saved, owned);
   return ret;
 }
 

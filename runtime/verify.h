@@ -38,6 +38,9 @@ int kist_ns_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
 /* rootfs.pivot_root: /proc/PID/root is the rootfs (root.path's inode) and
  * the mount the init found at /; rootfs.readonly: that mount is read-only. */
 int kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* mounts, masked_paths, readonly_paths: every mount the layer made is in
+ * /proc/PID/mountinfo with the flags and type it read back (mountinfo.h). */
+int kist_mounts_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* oom_score_adj: /proc/PID/oom_score_adj is the value set. */
 int kist_oom_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* rlimit.*: /proc/PID/limits shows each applied soft:hard pair. */

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "report.h"
 #include "resolve.h"
 #include "spec.h"
@@ -198,6 +200,41 @@ START_TEST (test_root)
 }
 END_TEST
 
+/* mounts against this process's /proc/PID/mountinfo: its / as fstatvfs
+ * shows it agrees; the same mount with another flag does not. */
+START_TEST (test_mounts)
+{
+  uint64_t mnt = 0;
+  ck_assert_int_eq (kist_mnt_id_at (AT_FDCWD, "/", 0, &mnt, NULL), 0);
+  struct statvfs sv;
+  ck_assert_int_eq (statvfs ("/", &sv), 0);
+  char *list = NULL;
+  kist_mountinfo_expect_add (&list, mnt, sv.f_flag, false, NULL);
+  char want[128];
+  snprintf (want, sizeof want, "mnts=%s", list);
+  char *msg = NULL;
+  struct kist_ctx ctx = { .pid = getpid () };
+  struct kist_report *r = root_report ("mounts", want);
+  struct kist_error *e = NULL;
+  ck_assert_int_eq (kist_mounts_verify (&ctx, r, &e), 0);
+  ck_assert (r->layers[0].applied);
+  ck_assert_ptr_nonnull (strstr (r->layers[0].detail, "verified from outside"));
+  kist_report_free (r);
+  free (list);
+  list = NULL;
+  kist_mountinfo_expect_add (&list, mnt, sv.f_flag ^ ST_NOEXEC, false, NULL);
+  snprintf (want, sizeof want, "mnts=%s", list);
+  r = root_report ("readonly_paths", want);
+  ck_assert_int_lt (kist_mounts_verify (&ctx, r, &e), 0);
+  ck_assert (!r->layers[0].applied);
+  ck_assert_msg (e && strstr (e->msg, "noexec"), "%s", e ? e->msg : "");
+  kist_error_free (e);
+  kist_report_free (r);
+  free (list);
+  free (msg);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -210,6 +247,7 @@ main (void)
   tcase_add_test (tc, test_new_pid_namespace_needs_pid_1);
   tcase_add_test (tc, test_no_inode_named);
   tcase_add_test (tc, test_root);
+  tcase_add_test (tc, test_mounts);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);
