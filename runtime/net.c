@@ -217,5 +217,6 @@ kist_net_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
                                "fb_tunnels_only_for_init_net is 0 and sit/ipip/gre are loaded)",
                                links.n, names);
   kist_report_applied (r, layer, "", "links: %s", names);
+  kist_report_expect (r, layer, "lo=up"); /* and /proc/PID/net from outside */
   return 0;
 }

@@ -139,6 +139,8 @@ apply_cwd (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
                                "after fchdir, `.` is not process.cwd `%s`", cwd);
   kist_report_applied (r, layer, cwd, "%s; stat(\".\") is the directory resolved in the root",
                        created ? "created (was missing)" : "exists");
+  if (ctx->rootfs_fd >= 0)
+    kist_report_expect (r, layer, "in_root=1"); /* and /proc/PID/cwd from outside */
   return 0;
 }
 

@@ -4,6 +4,10 @@
  * "waiting process" is this test itself. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +239,71 @@ START_TEST (test_mounts)
 }
 END_TEST
 
+/* cwd: /proc/PID/cwd against process.cwd resolved in /proc/PID/root. */
+START_TEST (test_cwd)
+{
+  struct kist_ctx ctx = { .pid = getpid () };
+  struct kist_error *e = NULL;
+  ck_assert_int_eq (chdir ("/proc"), 0);
+  struct kist_report *r = kist_report_new ("c1", "create", NULL);
+  kist_report_applied (r, "cwd", "/proc", "inside");
+  kist_report_expect (r, "cwd", "in_root=1");
+  kist_layer_make_pending (&r->layers[0]);
+  ck_assert_int_eq (kist_cwd_verify (&ctx, r, &e), 0);
+  ck_assert (r->layers[0].applied);
+  kist_report_free (r);
+  r = kist_report_new ("c1", "create", NULL);
+  kist_report_applied (r, "cwd", "/sys", "inside");
+  kist_report_expect (r, "cwd", "in_root=1");
+  kist_layer_make_pending (&r->layers[0]);
+  ck_assert_int_lt (kist_cwd_verify (&ctx, r, &e), 0);
+  ck_assert_msg (e && strstr (e->msg, "is not process.cwd"), "%s", e ? e->msg : "");
+  kist_error_free (e);
+  kist_report_free (r);
+}
+END_TEST
+
+static int
+net_verdict (char **msg)
+{
+  struct kist_ctx ctx = { .pid = getpid () };
+  struct kist_report *r = root_report ("network.loopback", "lo=up");
+  struct kist_error *e = NULL;
+  int ret = kist_net_verify (&ctx, r, &e);
+  ck_assert_int_eq (ret == 0, r->layers[0].applied);
+  *msg = e ? strdup (e->msg) : NULL;
+  kist_error_free (e);
+  kist_report_free (r);
+  return ret;
+}
+
+/* network.loopback: a fresh network namespace (made by this test process)
+ * has lo down: the check must say so. */
+START_TEST (test_net)
+{
+  char *msg = NULL;
+  if (unshare (CLONE_NEWNET) < 0)
+    {
+      fprintf (stderr, "test_net: skipped: unshare(CLONE_NEWNET): %m (not root)\n");
+      return;
+    }
+  ck_assert_int_lt (net_verdict (&msg), 0);
+  ck_assert_msg (msg && strstr (msg, "lo is not up"), "%s", msg);
+  free (msg);
+  /* lo up (in this test's own namespace): the check agrees. */
+  int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge (fd, 0);
+  struct ifreq ifr = { 0 };
+  strcpy (ifr.ifr_name, "lo");
+  ck_assert_int_eq (ioctl (fd, SIOCGIFFLAGS, &ifr), 0);
+  ifr.ifr_flags |= IFF_UP;
+  ck_assert_int_eq (ioctl (fd, SIOCSIFFLAGS, &ifr), 0);
+  close (fd);
+  ck_assert_int_eq (net_verdict (&msg), 0);
+  free (msg);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -248,6 +317,8 @@ main (void)
   tcase_add_test (tc, test_no_inode_named);
   tcase_add_test (tc, test_root);
   tcase_add_test (tc, test_mounts);
+  tcase_add_test (tc, test_cwd);
+  tcase_add_test (tc, test_net);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);

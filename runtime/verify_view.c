@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: verified from outside, what the container sees: its namespaces
+ * (/proc/PID/ns), its root (/proc/PID/root), its mounts
+ * (/proc/PID/mountinfo), its cwd and its network (/proc/PID/net). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "mountinfo.h"
+#include "ns.h"
+#include "resolve.h"
+#include "verify_int.h"
+#include "util.h"
+
+/* ------------------------------------------------------------ namespace.* */
+
+/* One namespace entry against /proc/PID/ns/NAME: the joined path's
+ * namespace, or (new) not kist's own; a new pid namespace also makes the
+ * process pid 1 in it (the last NSpid of /proc/PID/status).  Returns the
+ * reason it disagrees (newly allocated), NULL when it agrees; *note says
+ * what was read. */
+static char *
+ns_disagrees (struct kist_ctx *ctx, enum kist_ns_type t, const char *expect, char **note)
+{
+  const struct kist_namespace *ns = &ctx->spec->linux_->ns[t];
+  char link[64];
+  snprintf (link, sizeof link, "/proc/%d/ns/%s", (int) ctx->pid, kist_ns_proc_name (t));
+  struct stat got, want;
+  bool unreadable = false; /* rootless: unreadable_note */
+  if (stat (link, &got) < 0)
+    {
+      if (errno != EACCES && errno != EPERM)
+        return xasprintf ("cannot stat %s from outside: %s", link, strerror (errno));
+      unreadable = true;
+    }
+  _cleanup_free_ char *ino_w = vf_expect_word (expect, "ino");
+  uint64_t inside = 0;
+  if (ino_w == NULL || kist_parse_u64 (ino_w, &inside) < 0)
+    return xstrdup ("the entry names no inode to verify");
+  if (!unreadable && (uint64_t) got.st_ino != inside)
+    return xasprintf ("from outside, %s is inode %lu, not the inode %" PRIu64
+                      " the container read inside",
+                      link, (unsigned long) got.st_ino, inside);
+  if (!unreadable && ns->path)
+    {
+      if (stat (ns->path, &want) < 0)
+        return xasprintf ("cannot stat the joined `%s` from outside: %s", ns->path,
+                          strerror (errno));
+      if (got.st_ino != want.st_ino || got.st_dev != want.st_dev)
+        return xasprintf ("from outside, %s is inode %lu, not the joined `%s` (inode %lu)", link,
+                          (unsigned long) got.st_ino, ns->path, (unsigned long) want.st_ino);
+    }
+  if (!unreadable && !ns->path && got.st_ino == ctx->host_ns_ino[t]
+      && got.st_dev == ctx->host_ns_dev[t])
+    return xasprintf ("from outside, %s is kist's own namespace (inode %lu), not a new one", link,
+                      (unsigned long) got.st_ino);
+  bool pid1 = t == KIST_NS_PID && !ns->path;
+  if (pid1)
+    {
+      /* /proc/PID/status needs no ptrace access: read even when rootless. */
+      char *why = NULL;
+      _cleanup_free_ char *nspid = vf_status_field (ctx, "NSpid", &why);
+      if (nspid == NULL)
+        return why;
+      const char *last = strrchr (kist_rstrip (nspid), '\t');
+      if (last == NULL || strcmp (last + 1, "1") != 0)
+        return xasprintf ("from outside, /proc/%d/status NSpid is `%s`: the process is not pid 1 "
+                          "of a new pid namespace",
+                          (int) ctx->pid, nspid);
+    }
+  if (unreadable)
+    *note = vf_unreadable_note (link, pid1 ? "; verified from outside: NSpid ends in 1" : "");
+  else
+    *note = xasprintf ("verified from outside (%s%s)", link, pid1 ? "; NSpid ends in 1" : "");
+  return NULL;
+}
+
+static char *
+ns_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if (strcmp (l->name + strlen ("namespace."), kist_ns_name (t)) == 0)
+      return ns_disagrees (ctx, t, l->expect, note);
+  return xasprintf ("`%s` is no namespace kist knows", l->name);
+}
+
+int
+kist_ns_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[]
+      = { "namespace.user", "namespace.mount", "namespace.pid",    "namespace.net",
+          "namespace.uts",  "namespace.ipc",   "namespace.cgroup", "namespace.time", NULL };
+  return vf_each (ctx, r, names, ns_check, err);
+}
+
+/* --------------------------------------------- rootfs.pivot_root, readonly */
+
+/* The process's root, /proc/PID/root from outside: the rootfs (the same
+ * inode as root.path seen by kist), the mount the init found at / after
+ * pivot_root, and, for rootfs.readonly, a read-only mount. */
+static char *
+root_disagrees (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  char link[64];
+  snprintf (link, sizeof link, "/proc/%d/root", (int) ctx->pid);
+  bool readonly = strcmp (l->name, "rootfs.readonly") == 0;
+  struct stat got, want;
+  struct statvfs sv;
+  if (readonly ? statvfs (link, &sv) < 0 : stat (link, &got) < 0)
+    {
+      if (errno == EACCES || errno == EPERM)
+        {
+          *note = vf_unreadable_note (link, "");
+          return NULL;
+        }
+      return xasprintf ("cannot stat %s from outside: %s", link, strerror (errno));
+    }
+  if (readonly)
+    {
+      if (!(sv.f_flag & ST_RDONLY))
+        return xasprintf ("from outside, the mount at %s is not read-only (statvfs)", link);
+      *note = xasprintf ("verified from outside (statvfs %s: ST_RDONLY)", link);
+      return NULL;
+    }
+  if (ctx->rootfs == NULL || stat (ctx->rootfs, &want) < 0)
+    return xasprintf ("cannot stat the rootfs `%s` from outside: %s",
+                      ctx->rootfs ? ctx->rootfs : "(none)", strerror (errno));
+  if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+    return xasprintf ("from outside, %s is not the rootfs `%s` (dev/inode differ)", link,
+                      ctx->rootfs);
+  _cleanup_free_ char *mnt_w = vf_expect_word (l->expect, "mnt");
+  uint64_t inside = 0, mnt = 0;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (mnt_w == NULL || kist_parse_u64 (mnt_w, &inside) < 0)
+    return xstrdup ("the entry names no mount to verify");
+  if (kist_mnt_id_at (AT_FDCWD, link, 0, &mnt, &e) < 0)
+    return xasprintf ("the mount id of %s from outside: %s", link, e->msg);
+  if (mnt != inside)
+    return xasprintf ("from outside, %s is mount %" PRIu64 ", not mount %" PRIu64
+                      " the init found at /",
+                      link, mnt, inside);
+  *note = xasprintf ("verified from outside (%s: the rootfs, mount %" PRIu64 ")", link, mnt);
+  return NULL;
+}
+
+int
+kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "rootfs.pivot_root", "rootfs.readonly", NULL };
+  return vf_each (ctx, r, names, root_disagrees, err);
+}
+
+/* ------------------------------------- mounts, masked_paths, readonly_paths */
+
+static char *
+mounts_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  char what[64];
+  snprintf (what, sizeof what, "/proc/%d/mountinfo", (int) ctx->pid);
+  int errnum = 0;
+  const struct kist_mountinfo *t = vf_mountinfo (ctx, &errnum);
+  if (t == NULL && (errnum == EACCES || errnum == EPERM))
+    {
+      *note = vf_unreadable_note (what, "");
+      return NULL;
+    }
+  if (t == NULL)
+    return xasprintf ("cannot read %s from outside: %s", what, strerror (errnum));
+  _cleanup_free_ char *list = vf_expect_word (l->expect, "mnts");
+  char *why = kist_mountinfo_check (t, list, what);
+  if (why == NULL)
+    *note = xasprintf ("verified from outside (%s)", what);
+  return why;
+}
+
+int
+kist_mounts_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "mounts", "masked_paths", "readonly_paths", NULL };
+  return vf_each (ctx, r, names, mounts_check, err);
+}
+
+/* -------------------------------------------------------------------- cwd */
+
+/* /proc/PID/cwd is process.cwd as kist resolves it in /proc/PID/root
+ * (openat2 RESOLVE_IN_ROOT: the image's symlinks cannot send it out). */
+static char *
+cwd_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  char root[64], cwd[64];
+  snprintf (root, sizeof root, "/proc/%d/root", (int) ctx->pid);
+  snprintf (cwd, sizeof cwd, "/proc/%d/cwd", (int) ctx->pid);
+  const char *path = l->requested && l->requested[0] ? l->requested : "/";
+  _cleanup_close_ int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat got, want;
+  if (rootfd < 0 || stat (cwd, &got) < 0)
+    {
+      if (errno == EACCES || errno == EPERM)
+        {
+          *note = vf_unreadable_note (rootfd < 0 ? root : cwd, "");
+          return NULL;
+        }
+      return xasprintf ("cannot open %s from outside: %s", rootfd < 0 ? root : cwd,
+                        strerror (errno));
+    }
+  _cleanup_error_ struct kist_error *e = NULL;
+  _cleanup_close_ int fd = kist_resolve_open (rootfd, path, O_PATH | O_DIRECTORY, 0, &e);
+  if (fd < 0)
+    return xasprintf ("from outside, process.cwd `%s` in %s: %s", path, root, e->msg);
+  if (fstat (fd, &want) < 0)
+    return xasprintf ("from outside, stat process.cwd `%s`: %s", path, strerror (errno));
+  if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+    return xasprintf ("from outside, %s is not process.cwd `%s` resolved in %s", cwd, path, root);
+  *note = xasprintf ("verified from outside (%s)", cwd);
+  return NULL;
+}
+
+int
+kist_cwd_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "cwd", NULL };
+  return vf_each (ctx, r, names, cwd_check, err);
+}
+
+/* -------------------------------------------------------- network.loopback */
+
+/* The container's network namespace from outside, /proc/PID/net: dev lists
+ * lo, and fib_trie has 127.0.0.1's local host route, which the kernel
+ * holds only while lo is up. */
+static char *
+net_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  (void) l;
+  char path[64];
+  _cleanup_free_ char *dev = NULL, *trie = NULL;
+  _cleanup_error_ struct kist_error *e = NULL;
+  snprintf (path, sizeof path, "/proc/%d/net/dev", (int) ctx->pid);
+  if (kist_read_file_at (AT_FDCWD, path, 1u << 20, &dev, NULL, &e) < 0)
+    return xasprintf ("cannot read %s from outside: %s", path, e->msg);
+  bool lo = false;
+  for (char *p = dev; p && *p && !lo; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL)
+    {
+      p += strspn (p, " ");
+      lo = strncmp (p, "lo:", 3) == 0;
+    }
+  if (!lo)
+    return xasprintf ("from outside, %s lists no lo", path);
+  snprintf (path, sizeof path, "/proc/%d/net/fib_trie", (int) ctx->pid);
+  if (kist_read_file_at (AT_FDCWD, path, 4u << 20, &trie, NULL, &e) < 0)
+    return xasprintf ("cannot read %s from outside: %s", path, e->msg);
+  bool up = false;
+  for (char *p = strstr (trie, "-- 127.0.0.1\n"); p && !up; p = strstr (p + 1, "-- 127.0.0.1\n"))
+    {
+      char *next = strchr (p, '\n') + 1;
+      char *end = strchr (next, '\n');
+      up = end && memmem (next, (size_t) (end - next), "/32 host LOCAL", 14) != NULL;
+    }
+  if (!up)
+    return xasprintf ("from outside, %s has no local route for 127.0.0.1: lo is not up", path);
+  *note = xasprintf ("verified from outside (/proc/%d/net: lo up)", (int) ctx->pid);
+  return NULL;
+}
+
+int
+kist_net_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "network.loopback", NULL };
+  return vf_each (ctx, r, names, net_check, err);
+}
