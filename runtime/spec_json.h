@@ -104,20 +104,21 @@ int spec_get_enum_flags (struct jpath *p, yajl_val obj, const char *key, const s
 int spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
                      struct kist_error **err);
 
-/* obj[key], an optional object, parsed by fn into out; *present set when found. */
-#define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
+/* obj[key] of type t, optional: when present, the expression call, which
+ * sees the value as `at`, parses it with the key pushed on the path (popped
+ * when call returns 0).  0 when absent or parsed, else call's error. */
+#define SPEC_PARSE_AT(p, obj, key, t, at, call, err)                                               \
   ({                                                                                               \
-    yajl_val o_;                                                                                   \
+    yajl_val at;                                                                                   \
     size_t m_;                                                                                     \
-    int r_ = spec_enter (p, obj, key, yajl_t_object, false, &o_, &m_, err);                        \
-    if (r_ > 0)                                                                                    \
-      {                                                                                            \
-        *(present) = true;                                                                         \
-        r_ = fn (p, o_, out, err);                                                                 \
-        if (r_ == 0)                                                                               \
-          spec_jp_pop (p, m_);                                                                     \
-      }                                                                                            \
+    int r_ = spec_enter (p, obj, key, t, false, &at, &m_, err);                                    \
+    if (r_ > 0 && (r_ = (call)) == 0)                                                              \
+      spec_jp_pop (p, m_);                                                                         \
     r_ < 0 ? r_ : 0;                                                                               \
   })
+
+/* obj[key], an optional object, parsed by fn into out; *present set when found. */
+#define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
+  SPEC_PARSE_AT (p, obj, key, yajl_t_object, o_, (*(present) = true, fn (p, o_, out, err)), err)
 
 #endif

@@ -259,59 +259,23 @@ static const char *const propagations[] = { "private", "rprivate", "slave",     
 int
 spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_error **err)
 {
-  yajl_val o;
-  size_t m;
   int r;
 
-  r = spec_enter (p, v, "namespaces", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
+  if ((r = SPEC_PARSE_AT (p, v, "namespaces", yajl_t_array, a, parse_namespaces (p, a, l, err),
+                          err))
+          < 0
+      || (r = SPEC_PARSE_AT (p, v, "uidMappings", yajl_t_array, a,
+                             parse_idmaps (p, a, &l->uid_mappings, &l->n_uid_mappings, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, v, "gidMappings", yajl_t_array, a,
+                             parse_idmaps (p, a, &l->gid_mappings, &l->n_gid_mappings, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, v, "timeOffsets", yajl_t_object, o,
+                             parse_time_offsets (p, o, l, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, v, "devices", yajl_t_array, a, parse_devices (p, a, l, err), err))
+             < 0)
     return r;
-  if (r > 0)
-    {
-      if ((r = parse_namespaces (p, o, l, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "uidMappings", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_idmaps (p, o, &l->uid_mappings, &l->n_uid_mappings, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "gidMappings", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_idmaps (p, o, &l->gid_mappings, &l->n_gid_mappings, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "timeOffsets", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_time_offsets (p, o, l, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "devices", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_devices (p, o, l, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
 
   _cleanup_free_ char **kv = NULL;
   size_t n;
