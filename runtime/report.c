@@ -167,41 +167,50 @@ vformat_or_null (const char *fmt, va_list ap)
   return s;
 }
 
-void
-kist_report_skip (struct kist_report *r, const char *name, const char *detail_fmt, ...)
+/* One of kist's own recordings (skip, applied, failed): checked against the
+ * registry, appended, logged; detail is taken over. */
+static void
+record (struct kist_report *r, const char *name, const char *requested, bool applied,
+        int errnum, const char *reason, char *detail)
 {
-  if (r == NULL || name == NULL)
-    return;
-  va_list ap;
   check_vocabulary (r, name);
   struct kist_layer *l = report_append (r);
   l->name = xstrdup (name);
-  l->requested = NULL;
-  l->applied = false;
-  va_start (ap, detail_fmt);
-  l->detail = vformat_or_null (detail_fmt, ap);
-  va_end (ap);
+  l->requested = xstrdup (requested);
+  l->applied = applied;
+  l->errnum = errnum;
+  l->reason = xstrdup (reason);
+  l->detail = detail;
   note_exec (r, name);
   debug_hook (l);
+}
+
+/* kist_report_skip and kist_report_applied: detail from fmt. */
+static void
+record_fmt (struct kist_report *r, const char *name, const char *requested, bool applied,
+            const char *fmt, va_list ap)
+{
+  if (r != NULL && name != NULL)
+    record (r, name, requested, applied, 0, NULL, vformat_or_null (fmt, ap));
+}
+
+void
+kist_report_skip (struct kist_report *r, const char *name, const char *detail_fmt, ...)
+{
+  va_list ap;
+  va_start (ap, detail_fmt);
+  record_fmt (r, name, NULL, false, detail_fmt, ap);
+  va_end (ap);
 }
 
 void
 kist_report_applied (struct kist_report *r, const char *name, const char *requested,
                      const char *detail_fmt, ...)
 {
-  if (r == NULL || name == NULL)
-    return;
   va_list ap;
-  check_vocabulary (r, name);
-  struct kist_layer *l = report_append (r);
-  l->name = xstrdup (name);
-  l->requested = xstrdup (requested ? requested : "");
-  l->applied = true;
   va_start (ap, detail_fmt);
-  l->detail = vformat_or_null (detail_fmt, ap);
+  record_fmt (r, name, requested ? requested : "", true, detail_fmt, ap);
   va_end (ap);
-  note_exec (r, name);
-  debug_hook (l);
 }
 
 /* The reason as shown to people: the recorded text, else strerror. */
@@ -213,6 +222,24 @@ reason_text (const char *reason, int errnum)
   if (errnum > 0)
     return strerror (errnum);
   return "unknown reason";
+}
+
+/* A layer that was not applied: 0 when --allow-degraded names it, else fail
+ * closed.  The message is built without errnum (so that strerror is not
+ * appended after the hint), then errnum is kept in the error. */
+static int
+fail_closed (const struct kist_report *r, const char *name, const char *reason, int errnum,
+             struct kist_error **err)
+{
+  if (kist_report_may_degrade (r, name))
+    return 0;
+  bool created = err != NULL && *err == NULL;
+  kist_error_make (err, 0,
+                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)", name,
+                   reason, name);
+  if (created && *err)
+    (*err)->errnum = errnum;
+  return errnum > 0 ? -errnum : -1;
 }
 
 int
@@ -231,29 +258,9 @@ kist_report_failed (struct kist_report *r, const char *name, const char *request
   va_end (ap);
 
   if (r != NULL)
-    {
-      check_vocabulary (r, name);
-      struct kist_layer *l = report_append (r);
-      l->name = xstrdup (name);
-      l->requested = xstrdup (requested ? requested : "");
-      l->applied = false;
-      l->errnum = errnum;
-      l->reason = xstrdup (reason_text (reason, errnum));
-      note_exec (r, name);
-      debug_hook (l);
-      if (kist_report_may_degrade (r, name))
-        return 0;
-    }
-
-  /* Fail closed.  The message is built without errnum (so that strerror is
-   * not appended after the hint), then errnum is kept in the error. */
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)", name,
-                   reason_text (reason, errnum), name);
-  if (created && *err)
-    (*err)->errnum = errnum;
-  return errnum > 0 ? -errnum : -1;
+    record (r, name, requested ? requested : "", false, errnum, reason_text (reason, errnum),
+            NULL);
+  return fail_closed (r, name, reason_text (reason, errnum), errnum, err);
 }
 
 static struct kist_layer *
@@ -829,13 +836,5 @@ kist_report_unverified (struct kist_report *r, size_t i, int errnum, struct kist
   free (l->expect);
   l->expect = NULL;
   debug_hook (l);
-  if (kist_report_may_degrade (r, l->name))
-    return 0;
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)",
-                   l->name, l->reason, l->name);
-  if (created && *err)
-    (*err)->errnum = errnum;
-  return errnum > 0 ? -errnum : -1;
+  return fail_closed (r, l->name, l->reason, errnum, err);
 }
