@@ -171,6 +171,21 @@ kist_container_status (const struct kist_state *st)
   return status;
 }
 
+int
+kist_container_open (int rootfd, const char *id, int *dirfd, struct kist_state *st,
+                     enum kist_status *status, struct kist_error **err)
+{
+  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, dirfd, err) < 0)
+    return -1;
+  if (kist_state_read (*dirfd, st, err) < 0)
+    {
+      kist_state_clear (st);
+      return -1;
+    }
+  *status = kist_container_status (st);
+  return 0;
+}
+
 /* ------------------------------------------------------- kill and delete */
 
 static ino_t
@@ -226,12 +241,10 @@ kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_
 {
   _cleanup_close_ int dirfd = -1;
   struct kist_state st = { 0 };
+  enum kist_status status;
   int ret;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
     return -1;
-  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
-    goto out;
-  enum kist_status status = kist_container_status (&st);
   /* As runc: --all signals whatever is left in the scope (usually
    * nothing) and succeeds.  Unlike runc 1.1 ("container not running"),
    * SIGKILL succeeds too: containerd sends `kill ID 9` at teardown also
@@ -493,15 +506,12 @@ freeze_or_thaw (int rootfd, const char *id, bool freeze, struct kist_error **err
 {
   const char *cmd = freeze ? "pause" : "resume";
   _cleanup_close_ int dirfd = -1;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return -1;
   struct kist_state st = { 0 };
+  enum kist_status status;
   int ret = -1;
-  if (kist_state_read (dirfd, &st, err) < 0)
-    goto out;
-  if (kist_status_allows (kist_container_status (&st), freeze ? KIST_OP_PAUSE : KIST_OP_RESUME, id,
-                          err)
-      < 0)
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
+    return -1;
+  if (kist_status_allows (status, freeze ? KIST_OP_PAUSE : KIST_OP_RESUME, id, err) < 0)
     goto out;
   if (st.cgroup_path == NULL)
     {
@@ -585,17 +595,12 @@ kist_container_ps_pids (int rootfd, const char *id, pid_t **out, size_t *n,
   _cleanup_close_ int dirfd = -1;
   *out = NULL;
   *n = 0;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return -1;
   struct kist_state st = { 0 };
+  enum kist_status status;
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
+    return -1;
   _cleanup_free_ pid_t *pids = NULL;
-  enum kist_status status = KIST_STATUS_STOPPED;
-  int r = kist_state_read (dirfd, &st, err);
-  if (r >= 0)
-    {
-      status = kist_container_status (&st);
-      r = kist_status_allows (status, KIST_OP_PS, id, err);
-    }
+  int r = kist_status_allows (status, KIST_OP_PS, id, err);
   if (r < 0)
     ; /* *err says why */
   else if (st.cgroup_path != NULL)

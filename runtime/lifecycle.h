@@ -50,6 +50,12 @@ int kist_status_allows_signal (enum kist_status st, int sig, bool all, const cha
  * counted as paused. */
 enum kist_status kist_container_status (const struct kist_state *st);
 
+/* The prologue of every operation on container id: check id, open and lock
+ * ROOT/ID into *dirfd (closed by the caller, also on failure), read its
+ * state.json into *st (left cleared on failure) and its live status. */
+int kist_container_open (int rootfd, const char *id, int *dirfd, struct kist_state *st,
+                         enum kist_status *status, struct kist_error **err);
+
 /* ---- Operations (each opens and locks ROOT/ID itself). */
 
 int kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err);
