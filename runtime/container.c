@@ -511,13 +511,7 @@ create_spawn (struct create_job *j, struct kist_error **err)
     {
       /* The state dir fd carries the flock of this create: the init must not
        * keep it (nor the state root) open while it waits for start. */
-      close (j->sync_parent);
-      close (j->state_dirfd);
-      close (j->rootfd);
-      if (ctx->cgroup)
-        close (ctx->cgroup->dirfd); /* the host's cgroup directory: not for the container */
-      ctx->state_dirfd = ctx->root_fd = -1;
-      ctx->sync_fd = j->sync_child;
+      kist_child_drop_parent_fds (ctx, j->sync_parent, j->state_dirfd, j->rootfd, j->sync_child);
       ctx->start_fd = j->start_fd;
       init_main (ctx, j->o->operation, j->o->allow_degraded);
     }

@@ -22,6 +22,8 @@
 #include <poll.h>
 #include <sys/uio.h>
 
+#include "cgroup.h"
+#include "container.h"
 #include "layer.h"
 #include "procfs.h"
 #include "resolve.h"
@@ -643,6 +645,19 @@ apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
     }
   kist_report_expect (r, layer, "sid=self tty_nr=%lu", tty_nr);
   return 0;
+}
+
+void
+kist_child_drop_parent_fds (struct kist_ctx *ctx, int sync_parent, int state_dirfd, int rootfd,
+                            int sync_child)
+{
+  close (sync_parent);
+  close (state_dirfd);
+  close (rootfd);
+  if (ctx->cgroup)
+    close (steal_fd (&ctx->cgroup->dirfd));
+  ctx->state_dirfd = ctx->root_fd = -1;
+  ctx->sync_fd = sync_child;
 }
 
 /* Close every fd above 2 except the --preserve-fds range and keep[] (-1
