@@ -339,9 +339,9 @@ conv_i64 (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct k
   return 0;
 }
 
-/* An int in [c->min, c->max]. */
+/* An integer in [c->min, c->max], into an int64_t. */
 static int
-conv_int_range (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+conv_i64_range (struct jpath *p, yajl_val v, const struct conv *c, void *out,
                 struct kist_error **err)
 {
   int64_t x;
@@ -355,8 +355,20 @@ conv_int_range (struct jpath *p, yajl_val v, const struct conv *c, void *out,
       return spec_jp_err (p, err, "must be between %" PRId64 " and %" PRId64 ", got %" PRId64,
                           c->min, c->max, x);
     }
-  *(int *) out = (int) x;
+  *(int64_t *) out = x;
   return 0;
+}
+
+/* The same, into an int (the range is within int). */
+static int
+conv_int_range (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+                struct kist_error **err)
+{
+  int64_t x;
+  int r = conv_i64_range (p, v, c, &x, err);
+  if (r == 0)
+    *(int *) out = (int) x;
+  return r;
 }
 
 int
@@ -640,5 +652,14 @@ spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *wha
 {
   *out = NULL;
   int r = get_conv (p, obj, key, false, conv_idlist, &(struct conv){ .what = what }, out, err);
+  return r < 0 ? r : 0;
+}
+
+int
+spec_get_i64_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
+                    int64_t *out, struct kist_error **err)
+{
+  int r = get_conv (p, obj, key, false, conv_i64_range, &(struct conv){ .min = min, .max = max },
+                    out, err);
   return r < 0 ? r : 0;
 }

@@ -121,4 +121,8 @@ int spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char 
 #define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
   SPEC_PARSE_AT (p, obj, key, yajl_t_object, o_, (*(present) = true, fn (p, o_, out, err)), err)
 
+/* An optional integer in [min, max] at obj[key] (state.json's pids and times). */
+int spec_get_i64_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
+                        int64_t *out, struct kist_error **err);
+
 #endif
