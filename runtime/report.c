@@ -17,6 +17,7 @@
 #include "log.h"
 #include "report.h"
 #include "report_int.h"
+#include "spec_json.h"
 #include "util.h"
 
 #ifndef KIST_VERSION
@@ -648,13 +649,17 @@ kist_report_write_path (const struct kist_report *r, const char *path, struct ki
 struct layer_json
 report_layer_json_get (yajl_val l)
 {
+  yajl_val req = spec_peek (l, "requested");
+  yajl_val applied = spec_peek (l, "applied");
   return (struct layer_json){
-    .name = kist_json_obj_get (l, "layer"),
-    .req = kist_json_obj_get (l, "requested"),
-    .applied = kist_json_obj_get (l, "applied"),
-    .detail = kist_json_obj_get (l, "detail"),
-    .eno = kist_json_obj_get (l, "errno"),
-    .reason = kist_json_obj_get (l, "reason"),
+    .name = spec_peek_str (l, "layer"),
+    .req = spec_peek_str (l, "requested"),
+    .detail = spec_peek_str (l, "detail"),
+    .eno = spec_peek_str (l, "errno"),
+    .reason = spec_peek_str (l, "reason"),
+    .req_true = YAJL_IS_TRUE (req),
+    .req_given = req != NULL && !YAJL_IS_FALSE (req),
+    .applied = YAJL_IS_TRUE (applied),
   };
 }
 
@@ -666,19 +671,13 @@ struct kist_report *
 kist_report_from_json (const char *json, size_t len, struct kist_error **err)
 {
   _cleanup_yajl_ yajl_val tree = NULL;
-  if (kist_json_parse (json, len, "report.json: ", &tree, err) < 0)
+  if (spec_parse_object (json, len, "report.json: ", &tree, err) < 0)
     return NULL;
-  if (!YAJL_IS_OBJECT (tree))
-    {
-      kist_error_make (err, EINVAL, "report.json: expected a JSON object at the top level");
-      return NULL;
-    }
-  yajl_val id = kist_json_obj_get (tree, "id");
-  yajl_val op = kist_json_obj_get (tree, "operation");
-  yajl_val pid = kist_json_obj_get (tree, "pid");
-  yajl_val layers = kist_json_obj_get (tree, "layers");
-  yajl_val allow = kist_json_obj_get (tree, "allowDegraded");
-  if (!YAJL_IS_STRING (id) || !YAJL_IS_STRING (op) || !YAJL_IS_ARRAY (layers))
+  const char *id = spec_peek_str (tree, "id"), *op = spec_peek_str (tree, "operation");
+  yajl_val pid = spec_peek (tree, "pid");
+  yajl_val layers = spec_peek (tree, "layers");
+  yajl_val allow = spec_peek (tree, "allowDegraded");
+  if (id == NULL || op == NULL || !YAJL_IS_ARRAY (layers))
     {
       kist_error_make (err, EINVAL, "report.json: missing id, operation or layers");
       return NULL;
@@ -693,26 +692,22 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
           free (csv);
           csv = n;
         }
-  struct kist_report *r = kist_report_new (YAJL_GET_STRING (id), YAJL_GET_STRING (op), csv);
+  struct kist_report *r = kist_report_new (id, op, csv);
   if (YAJL_IS_INTEGER (pid))
     r->pid = (pid_t) YAJL_GET_INTEGER (pid);
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
-      yajl_val e = layers->u.array.values[i];
-      struct layer_json v = report_layer_json_get (e);
-      if (!YAJL_IS_STRING (v.name))
+      struct layer_json v = report_layer_json_get (layers->u.array.values[i]);
+      if (v.name == NULL)
         continue;
-      struct kist_layer l = { .name = YAJL_GET_STRING (v.name) };
-      l.requested = YAJL_IS_STRING (v.req) ? YAJL_GET_STRING (v.req)
-                    : YAJL_IS_TRUE (v.req)   ? ""
-                                             : NULL;
-      l.applied = YAJL_IS_TRUE (v.applied);
-      l.detail = YAJL_IS_STRING (v.detail) ? YAJL_GET_STRING (v.detail) : NULL;
-      l.reason = YAJL_IS_STRING (v.reason) ? YAJL_GET_STRING (v.reason) : NULL;
-      const char *ename = YAJL_IS_STRING (v.eno) ? YAJL_GET_STRING (v.eno) : NULL;
-      if (ename)
+      struct kist_layer l = { .name = (char *) v.name };
+      l.requested = (char *) (v.req ? v.req : v.req_true ? "" : NULL);
+      l.applied = v.applied;
+      l.detail = (char *) v.detail;
+      l.reason = (char *) v.reason;
+      if (v.eno)
         for (int n = 1; n < 4096; n++)
-          if (strcmp (kist_errno_name (n), ename) == 0)
+          if (strcmp (kist_errno_name (n), v.eno) == 0)
             {
               l.errnum = n;
               break;

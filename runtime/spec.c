@@ -210,11 +210,9 @@ int
 kist_spec_parse (const char *json, size_t len, struct kist_spec **out, struct kist_error **err)
 {
   _cleanup_spec_ struct kist_spec *s = xcalloc (1, sizeof *s);
-  int r = spec_parse_tree (json, len, "config.json: ", &s->tree, err);
+  int r = spec_parse_object (json, len, "config.json: ", &s->tree, err);
   if (r < 0)
     return r;
-  if (!YAJL_IS_OBJECT (s->tree))
-    return kist_error_make (err, 0, "config.json: expected a JSON object at the top level");
   struct jpath p = { .doc = "config.json: " };
   r = parse_spec (&p, s->tree, s, err);
   free (p.buf);

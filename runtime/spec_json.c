@@ -663,3 +663,32 @@ spec_get_i64_range (struct jpath *p, yajl_val obj, const char *key, int64_t min,
                     out, err);
   return r < 0 ? r : 0;
 }
+
+int
+spec_parse_object (const char *json, size_t len, const char *doc, yajl_val *out,
+                   struct kist_error **err)
+{
+  int r = kist_json_parse (json, len, doc, out, err);
+  if (r < 0)
+    return r;
+  if (!YAJL_IS_OBJECT (*out))
+    {
+      yajl_tree_free (*out);
+      *out = NULL;
+      return kist_error_make (err, 0, "%sexpected a JSON object at the top level", doc);
+    }
+  return 0;
+}
+
+yajl_val
+spec_peek (yajl_val obj, const char *key)
+{
+  return YAJL_IS_OBJECT (obj) ? obj_get (obj, key) : NULL;
+}
+
+const char *
+spec_peek_str (yajl_val obj, const char *key)
+{
+  yajl_val v = spec_peek (obj, key);
+  return YAJL_IS_STRING (v) ? v->u.string : NULL;
+}

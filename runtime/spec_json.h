@@ -125,4 +125,16 @@ int spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char 
 int spec_get_i64_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
                         int64_t *out, struct kist_error **err);
 
+/* kist_json_parse of a document that must be a JSON object: *out is the
+ * tree, else NULL and "DOC expected a JSON object at the top level". */
+int spec_parse_object (const char *json, size_t len, const char *doc, yajl_val *out,
+                       struct kist_error **err);
+
+/* Lenient reads, for documents kist wrote itself and reads back as far as
+ * they go (report.json): obj[key] with the conventions above (the last
+ * duplicate, null is absent), NULL when obj is not an object or the key is
+ * absent; spec_peek_str also when it is not a string.  No error. */
+yajl_val spec_peek (yajl_val obj, const char *key);
+const char *spec_peek_str (yajl_val obj, const char *key);
+
 #endif
