@@ -108,7 +108,7 @@ int
 kist_cmd_open_root (const struct kist_globals *g, struct kist_error **err)
 {
   _cleanup_free_ char *resolved = NULL;
-  return kist_state_root_open (g->root, &resolved, err);
+  return kist_container_root_open (g->root, &resolved, err);
 }
 
 /* ---- --help ------------------------------------------------------------ */

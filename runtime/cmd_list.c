@@ -30,7 +30,7 @@ print_row (const struct kist_state *st, enum kist_status status, void *arg)
     }
   if (o->json)
     {
-      _cleanup_free_ char *s = kist_state_oci_json (st, status);
+      _cleanup_free_ char *s = kist_container_oci_json (st, status);
       printf ("%s%s", o->first ? "" : ",", s);
     }
   else if (o->quiet)

@@ -647,7 +647,7 @@ kist_container_state_json (int rootfd, const char *id, char **json, struct kist_
         }
       return -1;
     }
-  *json = kist_state_oci_json (&st, kist_container_status (&st));
+  *json = kist_container_oci_json (&st, kist_container_status (&st));
   kist_state_clear (&st);
   return 0;
 }
@@ -660,6 +660,42 @@ kist_container_report_json (int rootfd, const char *id, char **json, size_t *len
   if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
     return -1;
   return kist_read_file_at (dirfd, "report.json", 16u << 20, json, len, err);
+}
+
+char *
+kist_container_degraded_json (int rootfd, const char *id)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/report.json", id), *text = NULL;
+  size_t len = 0;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (rootfd, path, 16u << 20, &text, &len, &e) < 0)
+    return NULL;
+  _cleanup_report_ struct kist_report *r = kist_report_from_json (text, len, &e);
+  if (r == NULL)
+    return NULL;
+  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
+  size_t n = 0;
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < r->n_layers; i++)
+    if (r->layers[i].requested && !r->layers[i].applied)
+      {
+        kist_json_gen_str_lossy (g, r->layers[i].name);
+        n++;
+      }
+  yajl_gen_array_close (g);
+  return n ? kist_json_gen_take (g) : NULL;
+}
+
+char *
+kist_container_oci_json (const struct kist_state *st, enum kist_status status)
+{
+  return kist_state_oci_json (st, status);
+}
+
+int
+kist_container_root_open (const char *root, char **resolved, struct kist_error **err)
+{
+  return kist_state_root_open (root, resolved, err);
 }
 
 int

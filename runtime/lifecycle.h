@@ -98,6 +98,16 @@ int kist_container_state_json (int rootfd, const char *id, char **json, struct k
 /* The stored report of container id (ROOT/ID/report.json), as written. */
 int kist_container_report_json (int rootfd, const char *id, char **json, size_t *len,
                                 struct kist_error **err);
+/* The layers container id asked for and runs without (allowed to degrade),
+ * from its stored report, as a JSON array of names; NULL when there are none
+ * or no readable report (`kist state`'s "degraded"). */
+char *kist_container_degraded_json (int rootfd, const char *id);
+/* The OCI state JSON of a container read by kist_container_list (what
+ * kist_container_state_json gives for one id). */
+char *kist_container_oci_json (const struct kist_state *st, enum kist_status status);
+/* The state root (--root, or the default): opened and checked as
+ * kist_state_root_open says; *resolved is its path. */
+int kist_container_root_open (const char *root, char **resolved, struct kist_error **err);
 
 /* list: once the ids are listed, fn with st NULL (the caller's head), then
  * once per container under the root, in id order, read without the lock (a
