@@ -141,35 +141,18 @@ print_entry (const struct kist_gc_entry *e, bool dry_run, void *arg)
 int
 kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "dry-run", no_argument, NULL, 'n' },
-                                        { "format", required_argument, NULL, 'f' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *format = "text";
   bool dry_run = false;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+nf:h", opts, NULL)) != -1)
-    switch (c)
-      {
-      case 'h': return kist_cmd_help ("gc");
-      case 'n': dry_run = true; break;
-      case 'f': format = optarg; break;
-      default:
-        kist_error_make (err, EINVAL, "gc: unknown option or missing value: `%s`",
-                         argv[optind - 1]);
-        return KIST_EXIT_USAGE;
-      }
+  const struct kist_cmd_opt opts[] = { { "dry-run", 'n', &dry_run, NULL, NULL },
+                                       { "format", 'f', NULL, &format, "text|json" } };
+  int first = kist_cmd_options ("gc", argc, argv, opts, KIST_ARRAY_SIZE (opts), err);
+  if (first < 0)
+    return first == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
   bool json = strcmp (format, "json") == 0;
-  if (!json && strcmp (format, "text") != 0)
-    {
-      kist_error_make (err, EINVAL, "gc: --format `%s`: expected text or json", format);
-      return KIST_EXIT_USAGE;
-    }
-  if (optind < argc)
+  if (first < argc)
     {
       kist_error_make (err, EINVAL, "gc: unexpected argument `%s` (gc takes no container id)",
-                       argv[optind]);
+                       argv[first]);
       return KIST_EXIT_USAGE;
     }
 
