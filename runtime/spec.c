@@ -49,11 +49,11 @@ parse_mounts (struct jpath *p, yajl_val a, struct kist_spec *s, struct kist_erro
   s->n_mounts = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_mount *mt = &s->mounts[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_str (p, o, "destination", S_REQUIRED | S_ABSOLUTE, &mt->destination, err))
               < 0
           || (r = spec_get_str (p, o, "type", 0, &mt->type, err)) < 0
@@ -83,11 +83,11 @@ parse_hook_list (struct jpath *p, yajl_val a, struct kist_hook **out, size_t *n_
   *n_out = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_hook *h = &(*out)[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_str (p, o, "path", S_REQUIRED | S_ABSOLUTE, &h->path, err)) < 0
           || (r = spec_get_strv (p, o, "args", 0, &h->args, err)) < 0
           || (r = spec_get_strv (p, o, "env", S_ENV, &h->env, err)) < 0

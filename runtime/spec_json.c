@@ -692,3 +692,16 @@ spec_peek_str (yajl_val obj, const char *key)
   yajl_val v = spec_peek (obj, key);
   return YAJL_IS_STRING (v) ? v->u.string : NULL;
 }
+
+yajl_val
+spec_elem_object (struct jpath *p, yajl_val a, size_t i, size_t *mark, struct kist_error **err)
+{
+  yajl_val o = a->u.array.values[i];
+  *mark = spec_jp_index (p, i);
+  if (!YAJL_IS_OBJECT (o))
+    {
+      spec_jp_err (p, err, "expected object");
+      return NULL;
+    }
+  return o;
+}

@@ -137,4 +137,10 @@ int spec_parse_object (const char *json, size_t len, const char *doc, yajl_val *
 yajl_val spec_peek (yajl_val obj, const char *key);
 const char *spec_peek_str (yajl_val obj, const char *key);
 
+/* Element i of the array a, which must be an object: [i] pushed on the path
+ * (the caller pops *mark when done); NULL with *err ("expected object")
+ * otherwise. */
+yajl_val spec_elem_object (struct jpath *p, yajl_val a, size_t i, size_t *mark,
+                           struct kist_error **err);
+
 #endif

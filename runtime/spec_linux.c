@@ -116,10 +116,10 @@ parse_namespaces (struct jpath *p, yajl_val a, struct kist_linux *l, struct kist
   int r;
   for (size_t i = 0; i < a->u.array.len; i++)
     {
-      yajl_val o = a->u.array.values[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       _cleanup_free_ char *type = NULL;
       if ((r = spec_get_str (p, o, "type", S_REQUIRED, &type, err)) < 0)
         return r;
@@ -160,11 +160,11 @@ parse_idmaps (struct jpath *p, yajl_val a, struct kist_idmap **out, size_t *n_ou
   *n_out = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_idmap *im = &(*out)[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_u32 (p, o, "containerID", true, &im->container_id, NULL, err)) < 0
           || (r = spec_get_u32 (p, o, "hostID", true, &im->host_id, NULL, err)) < 0
           || (r = spec_get_u32 (p, o, "size", true, &im->size, NULL, err)) < 0)
@@ -226,11 +226,11 @@ parse_devices (struct jpath *p, yajl_val a, struct kist_linux *l, struct kist_er
   l->n_devices = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_device *d = &l->devices[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       _cleanup_free_ char *type = NULL;
       if ((r = spec_get_str (p, o, "type", S_REQUIRED, &type, err)) < 0)
         return r;

@@ -166,11 +166,11 @@ parse_rlimits (struct jpath *p, yajl_val a, struct kist_process *proc, struct ki
   proc->n_rlimits = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_rlimit *rl = &proc->rlimits[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_str (p, o, "type", S_REQUIRED | S_NONEMPTY, &rl->type, err)) < 0
           || (r = spec_get_u64 (p, o, "soft", true, &rl->soft, err)) < 0
           || (r = spec_get_u64 (p, o, "hard", true, &rl->hard, err)) < 0)
