@@ -94,7 +94,8 @@ kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool
         *keep = true;
         break;
       default:
-        return kist_cmd_usage_error (err, "unknown option or missing value: `%s`", argv[optind - 1]);
+        return kist_cmd_usage_error (err, "unknown option or missing value: `%s`",
+                                     argv[optind - 1]);
       }
   return optind;
 }

@@ -32,8 +32,10 @@ parse_user (const char *s, struct kist_exec_opts *o, struct kist_error **err)
     *colon = '\0';
   if (kist_parse_u64 (copy, &uid) < 0 || uid > UINT32_MAX - 1
       || (colon && (kist_parse_u64 (colon + 1, &gid) < 0 || gid > UINT32_MAX - 1)))
-    return kist_cmd_usage_error (err, "--user `%s`: expected UID[:GID] (numbers; user names are not "
-                             "looked up)", s);
+    return kist_cmd_usage_error (err,
+                                 "--user `%s`: expected UID[:GID] (numbers; user names are not "
+                                 "looked up)",
+                                 s);
   o->has_user = true;
   o->uid = (uint32_t) uid;
   o->gid = (uint32_t) gid;
@@ -87,7 +89,8 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
       case O_CWD: o.cwd = optarg; break;
       case 'e':
         if (strchr (optarg, '=') == NULL || optarg[0] == '=')
-          return kist_cmd_usage_error (err, "--env `%s`: expected KEY=VALUE", optarg), KIST_EXIT_USAGE;
+          return kist_cmd_usage_error (err, "--env `%s`: expected KEY=VALUE", optarg),
+                 KIST_EXIT_USAGE;
         strv_push (&env, optarg);
         break;
       case 'u':
@@ -104,7 +107,8 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
         break;
       case O_DEGRADE: o.allow_degraded = optarg; break;
       default:
-        return kist_cmd_usage_error (err, "unknown option or missing value: `%s`", argv[optind - 1]),
+        return kist_cmd_usage_error (err, "unknown option or missing value: `%s`",
+                                     argv[optind - 1]),
                KIST_EXIT_USAGE;
       }
   if (optind >= argc)
@@ -114,7 +118,8 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
   o.env = env;
   o.caps = caps;
   if (o.process_file == NULL && o.args == NULL)
-    return kist_cmd_usage_error (err, "`kist exec %s`: give COMMAND [ARG...] or --process FILE", o.id),
+    return kist_cmd_usage_error (err, "`kist exec %s`: give COMMAND [ARG...] or --process FILE",
+                                 o.id),
            KIST_EXIT_USAGE;
 
   _cleanup_free_ char *policy = NULL;
