@@ -41,10 +41,12 @@ int kist_cmd_usage_error (struct kist_error **err, const char *fmt, const char *
  * error fmt (with arg). */
 int kist_cmd_fd_arg (const char *arg, const char *fmt, int *out, struct kist_error **err);
 
-/* Shared by create and run: parse the create flags into o.  Returns the index
- * of the first positional argument, or -1 with *err (usage error). */
-int kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run,
-                             bool *detach, bool *keep, struct kist_error **err);
+/* Shared by create and run: the create flags into o, the one ID (o->id) and
+ * the degradation policy (kist_cmd_policy, kept in *policy).  0, or -1 with
+ * *err (a usage error). */
+int kist_parse_create_flags (const struct kist_globals *g, int argc, char **argv,
+                             struct kist_create_opts *o, bool run, bool *detach, bool *keep,
+                             char **policy, struct kist_error **err);
 
 /* One option of a command's table for kist_cmd_options: --name, and -letter
  * when letter is not 0.  A flag sets *flag; an option with a value stores

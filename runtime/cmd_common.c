@@ -30,9 +30,9 @@ kist_cmd_fd_arg (const char *arg, const char *fmt, int *out, struct kist_error *
   return 0;
 }
 
-int
-kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run, bool *detach,
-                         bool *keep, struct kist_error **err)
+static int
+parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run, bool *detach,
+                    bool *keep, struct kist_error **err)
 {
   enum
   {
@@ -98,6 +98,18 @@ kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool
                                      argv[optind - 1]);
       }
   return optind;
+}
+
+int
+kist_parse_create_flags (const struct kist_globals *g, int argc, char **argv,
+                         struct kist_create_opts *o, bool run, bool *detach, bool *keep,
+                         char **policy, struct kist_error **err)
+{
+  int first = parse_create_flags (argc, argv, o, run, detach, keep, err);
+  if (first < 0 || kist_cmd_one_id (run ? "run" : "create", argc, argv, first, &o->id, err) < 0)
+    return -1;
+  o->allow_degraded = kist_cmd_policy (g, o->allow_degraded, policy);
+  return 0;
 }
 
 /* Is v one of the '|'-separated choices? */
