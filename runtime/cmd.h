@@ -33,10 +33,43 @@ int kist_cmd_checkpoint (const struct kist_globals *g, int argc, char **argv,
                          struct kist_error **err);
 int kist_cmd_restore (const struct kist_globals *g, int argc, char **argv, struct kist_error **err);
 
-/* Shared by create and run: parse the create flags into o.  Returns the index
- * of the first positional argument, or -1 with *err (usage error). */
-int kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run,
-                             bool *detach, bool *keep, struct kist_error **err);
+/* A usage error (EINVAL, exit status KIST_EXIT_USAGE): fmt with its one
+ * %s arg.  Returns -1. */
+int kist_cmd_usage_error (struct kist_error **err, const char *fmt, const char *arg);
+
+/* A number >= 0 (an fd, a count of fds) from arg into *out; else the usage
+ * error fmt (with arg). */
+int kist_cmd_fd_arg (const char *arg, const char *fmt, int *out, struct kist_error **err);
+
+/* Shared by create and run: the create flags into o, the one ID (o->id) and
+ * the degradation policy (kist_cmd_policy, kept in *policy).  0, or -1 with
+ * *err (a usage error). */
+int kist_parse_create_flags (const struct kist_globals *g, int argc, char **argv,
+                             struct kist_create_opts *o, bool run, bool *detach, bool *keep,
+                             char **policy, struct kist_error **err);
+
+/* One option of a command's table for kist_cmd_options: --name, and -letter
+ * when letter is not 0.  A flag sets *flag; an option with a value stores
+ * it in *value, checked against choices ("table|json") when given. */
+struct kist_cmd_opt
+{
+  const char *name;
+  char letter;
+  bool *flag;
+  const char **value;
+  const char *choices;
+};
+#define KIST_CMD_HELPED (-2)
+/* The options of command cmd: opts (n of them) and --help/-h.  Returns the
+ * index of the first operand; KIST_CMD_HELPED once --help is printed (the
+ * command exits 0); -1 with *err on an unknown option, a missing value or a
+ * value not among the choices. */
+int kist_cmd_options (const char *cmd, int argc, char **argv, const struct kist_cmd_opt *opts,
+                      size_t n, struct kist_error **err);
+/* kist_cmd_options, then exactly one operand (the id, checked with
+ * kist_id_validate): 0, KIST_CMD_HELPED or -1 with *err. */
+int kist_cmd_id_options (const char *cmd, int argc, char **argv, const struct kist_cmd_opt *opts,
+                         size_t n, const char **id, struct kist_error **err);
 
 /* Exactly one positional argument (the id) after optind; usage error otherwise. */
 int kist_cmd_one_id (const char *cmd, int argc, char **argv, int optind_, const char **id,

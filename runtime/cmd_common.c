@@ -12,8 +12,8 @@
 #include "cmd.h"
 #include "util.h"
 
-static int
-usage_error (struct kist_error **err, const char *fmt, const char *arg)
+int
+kist_cmd_usage_error (struct kist_error **err, const char *fmt, const char *arg)
 {
   kist_error_make (err, EINVAL, fmt, arg);
   (*err)->status = KIST_EXIT_USAGE;
@@ -21,8 +21,18 @@ usage_error (struct kist_error **err, const char *fmt, const char *arg)
 }
 
 int
-kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run, bool *detach,
-                         bool *keep, struct kist_error **err)
+kist_cmd_fd_arg (const char *arg, const char *fmt, int *out, struct kist_error **err)
+{
+  int n;
+  if (kist_parse_int (arg, &n) < 0 || n < 0)
+    return kist_cmd_usage_error (err, fmt, arg);
+  *out = n;
+  return 0;
+}
+
+static int
+parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run, bool *detach,
+                    bool *keep, struct kist_error **err)
 {
   enum
   {
@@ -45,7 +55,7 @@ kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  int c, n;
+  int c;
   o->report_fd = -1;
   opterr = 0;
   while ((c = getopt_long (argc, argv, run ? "+b:dh" : "+b:h", opts, NULL)) != -1)
@@ -59,34 +69,138 @@ kist_parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool
       case O_PIDFILE: o->pid_file = optarg; break;
       case O_CONSOLE: o->console_socket = optarg; break;
       case O_PRESERVE:
-        if (kist_parse_int (optarg, &n) < 0 || n < 0)
-          return usage_error (err, "--preserve-fds `%s`: expected a number >= 0", optarg);
-        o->preserve_fds = n;
+        if (kist_cmd_fd_arg (optarg, "--preserve-fds `%s`: expected a number >= 0",
+                             &o->preserve_fds, err) < 0)
+          return -1;
         break;
       case O_NOPIVOT: o->no_pivot = true; break;
       case O_NOKEYRING: o->no_new_keyring = true; break;
       case O_NOSUBREAPER: break;
       case O_REPORT: o->report_path = optarg; break;
       case O_REPORTFD:
-        if (kist_parse_int (optarg, &n) < 0 || n < 0)
-          return usage_error (err, "--report-fd `%s`: expected a file descriptor number", optarg);
-        o->report_fd = n;
+        if (kist_cmd_fd_arg (optarg, "--report-fd `%s`: expected a file descriptor number",
+                             &o->report_fd, err) < 0)
+          return -1;
         break;
       case O_DEGRADE: o->allow_degraded = optarg; break;
       case 'd':
         if (!run)
-          return usage_error (err, "unknown option `%s`", "--detach");
+          return kist_cmd_usage_error (err, "unknown option `%s`", "--detach");
         *detach = true;
         break;
       case O_KEEP:
         if (!run)
-          return usage_error (err, "unknown option `%s`", "--keep");
+          return kist_cmd_usage_error (err, "unknown option `%s`", "--keep");
         *keep = true;
         break;
       default:
-        return usage_error (err, "unknown option or missing value: `%s`", argv[optind - 1]);
+        return kist_cmd_usage_error (err, "unknown option or missing value: `%s`",
+                                     argv[optind - 1]);
       }
   return optind;
+}
+
+int
+kist_parse_create_flags (const struct kist_globals *g, int argc, char **argv,
+                         struct kist_create_opts *o, bool run, bool *detach, bool *keep,
+                         char **policy, struct kist_error **err)
+{
+  int first = parse_create_flags (argc, argv, o, run, detach, keep, err);
+  if (first < 0 || kist_cmd_one_id (run ? "run" : "create", argc, argv, first, &o->id, err) < 0)
+    return -1;
+  o->allow_degraded = kist_cmd_policy (g, o->allow_degraded, policy);
+  return 0;
+}
+
+/* Is v one of the '|'-separated choices? */
+static bool
+is_choice (const char *choices, const char *v)
+{
+  size_t n = strlen (v);
+  for (const char *s = choices; s; s = strchr (s, '|') ? strchr (s, '|') + 1 : NULL)
+    if (strncmp (s, v, n) == 0 && (s[n] == '|' || s[n] == '\0'))
+      return true;
+  return false;
+}
+
+int
+kist_cmd_options (const char *cmd, int argc, char **argv, const struct kist_cmd_opt *opts,
+                  size_t n, struct kist_error **err)
+{
+  enum
+  {
+    MAX_OPTS = 8
+  };
+  struct option lo[MAX_OPTS + 2];
+  char shorts[3 * MAX_OPTS + 4] = "+h";
+  bool any_value = false;
+  size_t k = strlen (shorts);
+  if (n > MAX_OPTS)
+    abort ();
+  for (size_t i = 0; i < n; i++)
+    {
+      int code = opts[i].letter ? opts[i].letter : 256 + (int) i;
+      lo[i] = (struct option){ opts[i].name, opts[i].value ? required_argument : no_argument, NULL,
+                               code };
+      any_value = any_value || opts[i].value;
+      if (opts[i].letter)
+        {
+          shorts[k++] = opts[i].letter;
+          if (opts[i].value)
+            shorts[k++] = ':';
+        }
+    }
+  shorts[k] = '\0';
+  lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
+  lo[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+  int c;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, shorts, lo, NULL)) != -1)
+    {
+      if (c == 'h')
+        {
+          kist_cmd_help (cmd);
+          return KIST_CMD_HELPED;
+        }
+      size_t i = 0;
+      while (i < n && (opts[i].letter ? opts[i].letter : 256 + (int) i) != c)
+        i++;
+      if (i == n)
+        {
+          kist_error_make (err, EINVAL, "%s: unknown option%s `%s`", cmd,
+                           any_value ? " or missing value:" : "", argv[optind - 1]);
+          return -1;
+        }
+      if (opts[i].flag)
+        *opts[i].flag = true;
+      if (opts[i].value)
+        {
+          if (opts[i].choices && !is_choice (opts[i].choices, optarg))
+            {
+              _cleanup_free_ char *list = xstrdup (opts[i].choices);
+              char *bar = strchr (list, '|');
+              if (bar)
+                *bar = '\0';
+              kist_error_make (err, EINVAL, "%s: --%s `%s`: expected %s%s%s", cmd, opts[i].name,
+                               optarg, list, bar ? " or " : "", bar ? bar + 1 : "");
+              return -1;
+            }
+          *opts[i].value = optarg;
+        }
+    }
+  return optind;
+}
+
+int
+kist_cmd_id_options (const char *cmd, int argc, char **argv, const struct kist_cmd_opt *opts,
+                     size_t n, const char **id, struct kist_error **err)
+{
+  int first = kist_cmd_options (cmd, argc, argv, opts, n, err);
+  if (first < 0)
+    return first;
+  if (kist_cmd_one_id (cmd, argc, argv, first, id, err) < 0 || kist_id_validate (*id, err) < 0)
+    return -1;
+  return 0;
 }
 
 int
@@ -108,7 +222,7 @@ int
 kist_cmd_open_root (const struct kist_globals *g, struct kist_error **err)
 {
   _cleanup_free_ char *resolved = NULL;
-  return kist_state_root_open (g->root, &resolved, err);
+  return kist_container_root_open (g->root, &resolved, err);
 }
 
 /* ---- --help ------------------------------------------------------------ */

@@ -10,11 +10,9 @@ kist_cmd_create (const struct kist_globals *g, int argc, char **argv, struct kis
 {
   struct kist_create_opts o = { .operation = "create" };
   bool detach = false, keep = false;
-  int first = kist_parse_create_flags (argc, argv, &o, false, &detach, &keep, err);
-  if (first < 0 || kist_cmd_one_id ("create", argc, argv, first, &o.id, err) < 0)
-    return KIST_EXIT_USAGE;
   _cleanup_free_ char *policy = NULL;
-  o.allow_degraded = kist_cmd_policy (g, o.allow_degraded, &policy);
+  if (kist_parse_create_flags (g, argc, argv, &o, false, &detach, &keep, &policy, err) < 0)
+    return KIST_EXIT_USAGE;
   _cleanup_report_ struct kist_report *r = NULL;
   pid_t pid = 0;
   if (kist_create (g, &o, &pid, &r, err) < 0)

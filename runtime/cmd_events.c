@@ -92,30 +92,16 @@ emit (const char *id, const char *type, const char *data, void *arg, struct kist
 int
 kist_cmd_events (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "stats", no_argument, NULL, 's' },
-                                        { "interval", required_argument, NULL, 'i' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   bool stats_once = false;
-  int64_t interval = DEFAULT_INTERVAL_NS;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+h", opts, NULL)) != -1)
-    switch (c)
-      {
-      case 'h': return kist_cmd_help ("events");
-      case 's': stats_once = true; break;
-      case 'i':
-        if (parse_duration (optarg, &interval, err) < 0)
-          return KIST_EXIT_USAGE;
-        break;
-      default:
-        kist_error_make (err, EINVAL, "events: unknown option or missing value: `%s`",
-                         argv[optind - 1]);
-        return KIST_EXIT_USAGE;
-      }
+  const char *interval_arg = NULL;
+  const struct kist_cmd_opt opts[] = { { "stats", 0, &stats_once, NULL, NULL },
+                                       { "interval", 0, NULL, &interval_arg, NULL } };
   const char *id = NULL;
-  if (kist_cmd_one_id ("events", argc, argv, optind, &id, err) < 0 || kist_id_validate (id, err) < 0)
+  int r = kist_cmd_id_options ("events", argc, argv, opts, KIST_ARRAY_SIZE (opts), &id, err);
+  if (r < 0)
+    return r == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
+  int64_t interval = DEFAULT_INTERVAL_NS;
+  if (interval_arg && parse_duration (interval_arg, &interval, err) < 0)
     return KIST_EXIT_USAGE;
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0 || kist_container_events (rootfd, id, stats_once, interval, emit, NULL, err) < 0)

@@ -12,14 +12,6 @@
 #include "exec.h"
 #include "util.h"
 
-static int
-usage_error (struct kist_error **err, const char *fmt, const char *arg)
-{
-  kist_error_make (err, EINVAL, fmt, arg);
-  (*err)->status = KIST_EXIT_USAGE;
-  return -1;
-}
-
 static void
 strv_push (char ***v, const char *s)
 {
@@ -40,8 +32,10 @@ parse_user (const char *s, struct kist_exec_opts *o, struct kist_error **err)
     *colon = '\0';
   if (kist_parse_u64 (copy, &uid) < 0 || uid > UINT32_MAX - 1
       || (colon && (kist_parse_u64 (colon + 1, &gid) < 0 || gid > UINT32_MAX - 1)))
-    return usage_error (err, "--user `%s`: expected UID[:GID] (numbers; user names are not "
-                             "looked up)", s);
+    return kist_cmd_usage_error (err,
+                                 "--user `%s`: expected UID[:GID] (numbers; user names are not "
+                                 "looked up)",
+                                 s);
   o->has_user = true;
   o->uid = (uint32_t) uid;
   o->gid = (uint32_t) gid;
@@ -76,7 +70,7 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
   };
   struct kist_exec_opts o = { .report_fd = -1 };
   _cleanup_strv_ char **env = NULL, **caps = NULL;
-  int c, n;
+  int c;
   opterr = 0;
   while ((c = getopt_long (argc, argv, "+p:dte:u:c:h", opts, NULL)) != -1)
     switch (c)
@@ -88,15 +82,15 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
       case 't': o.tty = true; break;
       case O_CONSOLE: o.console_socket = optarg; break;
       case O_PRESERVE:
-        if (kist_parse_int (optarg, &n) < 0 || n < 0)
-          return usage_error (err, "--preserve-fds `%s`: expected a number >= 0", optarg),
-                 KIST_EXIT_USAGE;
-        o.preserve_fds = n;
+        if (kist_cmd_fd_arg (optarg, "--preserve-fds `%s`: expected a number >= 0",
+                             &o.preserve_fds, err) < 0)
+          return KIST_EXIT_USAGE;
         break;
       case O_CWD: o.cwd = optarg; break;
       case 'e':
         if (strchr (optarg, '=') == NULL || optarg[0] == '=')
-          return usage_error (err, "--env `%s`: expected KEY=VALUE", optarg), KIST_EXIT_USAGE;
+          return kist_cmd_usage_error (err, "--env `%s`: expected KEY=VALUE", optarg),
+                 KIST_EXIT_USAGE;
         strv_push (&env, optarg);
         break;
       case 'u':
@@ -107,24 +101,25 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
       case O_NNP: o.no_new_privs = true; break;
       case O_REPORT: o.report_path = optarg; break;
       case O_REPORTFD:
-        if (kist_parse_int (optarg, &n) < 0 || n < 0)
-          return usage_error (err, "--report-fd `%s`: expected a file descriptor number", optarg),
-                 KIST_EXIT_USAGE;
-        o.report_fd = n;
+        if (kist_cmd_fd_arg (optarg, "--report-fd `%s`: expected a file descriptor number",
+                             &o.report_fd, err) < 0)
+          return KIST_EXIT_USAGE;
         break;
       case O_DEGRADE: o.allow_degraded = optarg; break;
       default:
-        return usage_error (err, "unknown option or missing value: `%s`", argv[optind - 1]),
+        return kist_cmd_usage_error (err, "unknown option or missing value: `%s`",
+                                     argv[optind - 1]),
                KIST_EXIT_USAGE;
       }
   if (optind >= argc)
-    return usage_error (err, "`kist exec` needs a container id%s", ""), KIST_EXIT_USAGE;
+    return kist_cmd_usage_error (err, "`kist exec` needs a container id%s", ""), KIST_EXIT_USAGE;
   o.id = argv[optind];
   o.args = optind + 1 < argc ? argv + optind + 1 : NULL;
   o.env = env;
   o.caps = caps;
   if (o.process_file == NULL && o.args == NULL)
-    return usage_error (err, "`kist exec %s`: give COMMAND [ARG...] or --process FILE", o.id),
+    return kist_cmd_usage_error (err, "`kist exec %s`: give COMMAND [ARG...] or --process FILE",
+                                 o.id),
            KIST_EXIT_USAGE;
 
   _cleanup_free_ char *policy = NULL;

@@ -68,20 +68,29 @@ gen_bool (yajl_gen g, const char *key, bool v)
 }
 
 static void
+gen_str (yajl_gen g, const char *key, const char *v)
+{
+  kist_json_gen_str_lossy (g, key);
+  kist_json_gen_str_lossy (g, v);
+}
+
+static void
+gen_int (yajl_gen g, const char *key, long long v)
+{
+  kist_json_gen_str_lossy (g, key);
+  yajl_gen_integer (g, v);
+}
+
+static void
 gen_entry_json (yajl_gen g, const struct kist_gc_entry *e, bool dry_run)
 {
   yajl_gen_map_open (g);
-  kist_json_gen_str_lossy (g, "id");
-  kist_json_gen_str_lossy (g, e->id);
-  kist_json_gen_str_lossy (g, "reason");
-  kist_json_gen_str_lossy (g, e->reason);
-  kist_json_gen_str_lossy (g, "deadline");
-  yajl_gen_integer (g, e->deadline);
-  kist_json_gen_str_lossy (g, "kistPid");
-  yajl_gen_integer (g, e->kist_pid);
-  kist_json_gen_str_lossy (g, "action");
-  kist_json_gen_str_lossy (g, e->busy ? "skipped" : dry_run ? "would-remove"
-                                                   : e->failed ? "failed" : "removed");
+  gen_str (g, "id", e->id);
+  gen_str (g, "reason", e->reason);
+  gen_int (g, "deadline", e->deadline);
+  gen_int (g, "kistPid", e->kist_pid);
+  gen_str (g, "action", e->busy ? "skipped" : dry_run ? "would-remove"
+                                  : e->failed ? "failed" : "removed");
   if (!dry_run && !e->busy)
     {
       gen_bool (g, "processesKilled", e->killed);
@@ -89,15 +98,9 @@ gen_entry_json (yajl_gen g, const struct kist_gc_entry *e, bool dry_run)
       gen_bool (g, "stateRemoved", e->state_removed);
       gen_bool (g, "scratchRemoved", e->scratch_removed);
       if (e->kept)
-        {
-          kist_json_gen_str_lossy (g, "kept");
-          kist_json_gen_str_lossy (g, e->kept);
-        }
+        gen_str (g, "kept", e->kept);
       if (e->failed)
-        {
-          kist_json_gen_str_lossy (g, "error");
-          kist_json_gen_str_lossy (g, e->error);
-        }
+        gen_str (g, "error", e->error);
     }
   yajl_gen_map_close (g);
 }
@@ -109,12 +112,9 @@ print_temp (yajl_gen jg, const struct kist_gc_entry *e, bool dry_run)
   if (jg)
     {
       yajl_gen_map_open (jg);
-      kist_json_gen_str_lossy (jg, "id");
-      kist_json_gen_str_lossy (jg, e->id);
-      kist_json_gen_str_lossy (jg, "reason");
-      kist_json_gen_str_lossy (jg, e->reason);
-      kist_json_gen_str_lossy (jg, "action");
-      kist_json_gen_str_lossy (jg, dry_run ? "would-remove" : "removed");
+      gen_str (jg, "id", e->id);
+      gen_str (jg, "reason", e->reason);
+      gen_str (jg, "action", dry_run ? "would-remove" : "removed");
       if (!dry_run)
         gen_bool (jg, "stateRemoved", true);
       yajl_gen_map_close (jg);
@@ -141,35 +141,18 @@ print_entry (const struct kist_gc_entry *e, bool dry_run, void *arg)
 int
 kist_cmd_gc (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "dry-run", no_argument, NULL, 'n' },
-                                        { "format", required_argument, NULL, 'f' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *format = "text";
   bool dry_run = false;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+nf:h", opts, NULL)) != -1)
-    switch (c)
-      {
-      case 'h': return kist_cmd_help ("gc");
-      case 'n': dry_run = true; break;
-      case 'f': format = optarg; break;
-      default:
-        kist_error_make (err, EINVAL, "gc: unknown option or missing value: `%s`",
-                         argv[optind - 1]);
-        return KIST_EXIT_USAGE;
-      }
+  const struct kist_cmd_opt opts[] = { { "dry-run", 'n', &dry_run, NULL, NULL },
+                                       { "format", 'f', NULL, &format, "text|json" } };
+  int first = kist_cmd_options ("gc", argc, argv, opts, KIST_ARRAY_SIZE (opts), err);
+  if (first < 0)
+    return first == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
   bool json = strcmp (format, "json") == 0;
-  if (!json && strcmp (format, "text") != 0)
-    {
-      kist_error_make (err, EINVAL, "gc: --format `%s`: expected text or json", format);
-      return KIST_EXIT_USAGE;
-    }
-  if (optind < argc)
+  if (first < argc)
     {
       kist_error_make (err, EINVAL, "gc: unexpected argument `%s` (gc takes no container id)",
-                       argv[optind]);
+                       argv[first]);
       return KIST_EXIT_USAGE;
     }
 

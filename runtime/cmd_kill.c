@@ -11,36 +11,24 @@
 int
 kist_cmd_kill (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "all", no_argument, NULL, 'a' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   bool all = false;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+ah", opts, NULL)) != -1)
-    {
-      if (c == 'h')
-        return kist_cmd_help ("kill");
-      if (c != 'a')
-        {
-          kist_error_make (err, EINVAL, "kill: unknown option `%s`", argv[optind - 1]);
-          return KIST_EXIT_USAGE;
-        }
-      all = true;
-    }
-  if (argc - optind < 1 || argc - optind > 2)
+  const struct kist_cmd_opt opts[] = { { "all", 'a', &all, NULL, NULL } };
+  int optind_ = kist_cmd_options ("kill", argc, argv, opts, KIST_ARRAY_SIZE (opts), err);
+  if (optind_ < 0)
+    return optind_ == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
+  if (argc - optind_ < 1 || argc - optind_ > 2)
     {
       kist_error_make (err, EINVAL, "usage: kist kill [--all] ID [SIGNAL]");
       return KIST_EXIT_USAGE;
     }
-  const char *id = argv[optind];
+  const char *id = argv[optind_];
   int sig = SIGTERM;
-  if (argc - optind == 2 && (sig = kist_parse_signal (argv[optind + 1])) < 0)
+  if (argc - optind_ == 2 && (sig = kist_parse_signal (argv[optind_ + 1])) < 0)
     {
       kist_error_make (err, EINVAL,
                        "kill: unknown signal `%s`: give a number from 0 to %d or a name with or "
                        "without SIG (TERM, SIGKILL, RTMIN+1, ...)",
-                       argv[optind + 1], SIGRTMAX);
+                       argv[optind_ + 1], SIGRTMAX);
       return KIST_EXIT_USAGE;
     }
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);

@@ -30,7 +30,7 @@ print_row (const struct kist_state *st, enum kist_status status, void *arg)
     }
   if (o->json)
     {
-      _cleanup_free_ char *s = kist_state_oci_json (st, status);
+      _cleanup_free_ char *s = kist_container_oci_json (st, status);
       printf ("%s%s", o->first ? "" : ",", s);
     }
   else if (o->quiet)
@@ -45,30 +45,14 @@ print_row (const struct kist_state *st, enum kist_status status, void *arg)
 int
 kist_cmd_list (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                        { "quiet", no_argument, NULL, 'q' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *format = "table";
   bool quiet = false;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+f:qh", opts, NULL)) != -1)
-    switch (c)
-      {
-      case 'h': return kist_cmd_help ("list");
-      case 'f': format = optarg; break;
-      case 'q': quiet = true; break;
-      default:
-        kist_error_make (err, EINVAL, "list: unknown option `%s`", argv[optind - 1]);
-        return KIST_EXIT_USAGE;
-      }
+  const struct kist_cmd_opt opts[] = { { "format", 'f', NULL, &format, "table|json" },
+                                       { "quiet", 'q', &quiet, NULL, NULL } };
+  int r = kist_cmd_options ("list", argc, argv, opts, KIST_ARRAY_SIZE (opts), err);
+  if (r < 0)
+    return r == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
   bool json = strcmp (format, "json") == 0;
-  if (!json && strcmp (format, "table") != 0)
-    {
-      kist_error_make (err, EINVAL, "list: --format `%s`: expected table or json", format);
-      return KIST_EXIT_USAGE;
-    }
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0)
     return KIST_EXIT_USAGE;

@@ -13,22 +13,11 @@ static int
 pause_or_resume (const struct kist_globals *g, int argc, char **argv, bool freeze,
                  struct kist_error **err)
 {
-  static const struct option opts[] = { { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *cmd = freeze ? "pause" : "resume";
-  opterr = 0;
-  int c = getopt_long (argc, argv, "+h", opts, NULL);
-  if (c == 'h')
-    return kist_cmd_help (cmd);
-  if (c != -1)
-    {
-      kist_error_make (err, EINVAL, "%s: unknown option `%s` (usage: kist %s ID)", cmd,
-                       argv[optind - 1], cmd);
-      return KIST_EXIT_USAGE;
-    }
   const char *id = NULL;
-  if (kist_cmd_one_id (cmd, argc, argv, optind, &id, err) < 0 || kist_id_validate (id, err) < 0)
-    return KIST_EXIT_USAGE;
+  int r = kist_cmd_id_options (cmd, argc, argv, NULL, 0, &id, err);
+  if (r < 0)
+    return r == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0)
     return KIST_EXIT_USAGE;

@@ -393,37 +393,19 @@ print_table (const pid_t *pids, size_t n, const struct column *cols, size_t nc)
 int
 kist_cmd_ps (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *format = "table";
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+f:h", opts, NULL)) != -1)
-    {
-      if (c == 'h')
-        return kist_cmd_help ("ps");
-      if (c != 'f')
-        {
-          kist_error_make (err, EINVAL, "ps: unknown option or missing value: `%s`",
-                           argv[optind - 1]);
-          return KIST_EXIT_USAGE;
-        }
-      format = optarg;
-    }
+  const struct kist_cmd_opt opts[] = { { "format", 'f', NULL, &format, "table|json" } };
+  int optind_ = kist_cmd_options ("ps", argc, argv, opts, KIST_ARRAY_SIZE (opts), err);
+  if (optind_ < 0)
+    return optind_ == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
   bool json = strcmp (format, "json") == 0;
-  if (!json && strcmp (format, "table") != 0)
-    {
-      kist_error_make (err, EINVAL, "ps: --format `%s`: expected table or json", format);
-      return KIST_EXIT_USAGE;
-    }
-  if (optind >= argc)
+  if (optind_ >= argc)
     {
       kist_error_make (err, EINVAL, "usage: kist ps [--format table|json] ID [-- PS-ARGS]");
       return KIST_EXIT_USAGE;
     }
-  const char *id = argv[optind];
-  int rest = optind + 1;
+  const char *id = argv[optind_];
+  int rest = optind_ + 1;
   if (rest < argc && strcmp (argv[rest], "--") == 0)
     rest++;
   /* runc passes these to ps(1) for the table (default -ef) and ignores them

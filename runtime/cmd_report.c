@@ -12,32 +12,13 @@
 int
 kist_cmd_report (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *format = "json";
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+f:h", opts, NULL)) != -1)
-    {
-      if (c == 'h')
-        return kist_cmd_help ("report");
-      if (c != 'f')
-        {
-          kist_error_make (err, EINVAL, "report: unknown option `%s`", argv[optind - 1]);
-          return KIST_EXIT_USAGE;
-        }
-      format = optarg;
-    }
-  bool text = strcmp (format, "text") == 0;
-  if (!text && strcmp (format, "json") != 0)
-    {
-      kist_error_make (err, EINVAL, "report: --format `%s`: expected json or text", format);
-      return KIST_EXIT_USAGE;
-    }
+  const struct kist_cmd_opt opts[] = { { "format", 'f', NULL, &format, "json|text" } };
   const char *id = NULL;
-  if (kist_cmd_one_id ("report", argc, argv, optind, &id, err) < 0 || kist_id_validate (id, err) < 0)
-    return KIST_EXIT_USAGE;
+  int r = kist_cmd_id_options ("report", argc, argv, opts, KIST_ARRAY_SIZE (opts), &id, err);
+  if (r < 0)
+    return r == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
+  bool text = strcmp (format, "text") == 0;
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   _cleanup_free_ char *json = NULL;
   size_t len = 0;

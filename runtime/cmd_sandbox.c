@@ -541,7 +541,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   f.o.args = argv + first;
 
   id = kist_sandbox_new_id ();
-  rootfd = kist_state_root_open (g->root, &root, err);
+  rootfd = kist_container_root_open (g->root, &root, err);
   if (rootfd < 0)
     goto out;
   if (kist_sandbox_dir_create (rootfd, root, id, &f.o, &dir, err) < 0)

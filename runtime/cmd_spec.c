@@ -13,27 +13,16 @@
 int
 kist_cmd_spec (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  static const struct option opts[] = { { "bundle", required_argument, NULL, 'b' },
-                                        { "rootless", no_argument, NULL, 'r' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
   const char *bundle = ".";
   bool rootless = false;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+b:h", opts, NULL)) != -1)
-    switch (c)
-      {
-      case 'h': return kist_cmd_help ("spec");
-      case 'b': bundle = optarg; break;
-      case 'r': rootless = true; break;
-      default:
-        kist_error_make (err, EINVAL, "spec: unknown option `%s`", argv[optind - 1]);
-        return KIST_EXIT_USAGE;
-      }
-  if (optind != argc)
+  const struct kist_cmd_opt opts[] = { { "bundle", 'b', NULL, &bundle, NULL },
+                                       { "rootless", 0, &rootless, NULL, NULL } };
+  int first = kist_cmd_options ("spec", argc, argv, opts, KIST_ARRAY_SIZE (opts), err);
+  if (first < 0)
+    return first == KIST_CMD_HELPED ? 0 : KIST_EXIT_USAGE;
+  if (first != argc)
     {
-      kist_error_make (err, EINVAL, "spec: unexpected argument `%s`", argv[optind]);
+      kist_error_make (err, EINVAL, "spec: unexpected argument `%s`", argv[first]);
       return KIST_EXIT_USAGE;
     }
   _cleanup_close_ int dfd = open (bundle, O_DIRECTORY | O_CLOEXEC);

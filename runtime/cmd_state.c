@@ -6,36 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "json.h"
-#include "report.h"
 #include "util.h"
-
-/* The layers the container asked for and runs without (allowed to
- * degrade), from its stored report, as a JSON array of names; NULL when
- * there are none or no report. */
-static char *
-degraded_field (int rootfd, const char *id)
-{
-  _cleanup_free_ char *path = xasprintf ("%s/report.json", id), *text = NULL;
-  size_t len = 0;
-  _cleanup_error_ struct kist_error *e = NULL;
-  if (kist_read_file_at (rootfd, path, 16u << 20, &text, &len, &e) < 0)
-    return NULL;
-  _cleanup_report_ struct kist_report *r = kist_report_from_json (text, len, &e);
-  if (r == NULL)
-    return NULL;
-  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
-  size_t n = 0;
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < r->n_layers; i++)
-    if (r->layers[i].requested && !r->layers[i].applied)
-      {
-        kist_json_gen_str_lossy (g, r->layers[i].name);
-        n++;
-      }
-  yajl_gen_array_close (g);
-  return n ? kist_json_gen_take (g) : NULL;
-}
 
 int
 kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
@@ -53,7 +24,7 @@ kist_cmd_state (const struct kist_globals *g, int argc, char **argv, struct kist
   _cleanup_free_ char *json = NULL;
   if (kist_container_state_json (rootfd, id, &json, err) < 0)
     return KIST_EXIT_USAGE;
-  _cleanup_free_ char *degraded = degraded_field (rootfd, id);
+  _cleanup_free_ char *degraded = kist_container_degraded_json (rootfd, id);
   char *end = degraded ? strrchr (json, '}') : NULL;
   if (end)
     {

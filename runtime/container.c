@@ -520,13 +520,7 @@ create_spawn (struct create_job *j, struct kist_error **err)
     {
       /* The state dir fd carries the flock of this create: the init must not
        * keep it (nor the state root) open while it waits for start. */
-      close (j->sync_parent);
-      close (j->state_dirfd);
-      close (j->rootfd);
-      if (ctx->cgroup)
-        close (ctx->cgroup->dirfd); /* the host's cgroup directory: not for the container */
-      ctx->state_dirfd = ctx->root_fd = -1;
-      ctx->sync_fd = j->sync_child;
+      kist_child_drop_parent_fds (ctx, j->sync_parent, j->state_dirfd, j->rootfd, j->sync_child);
       ctx->start_fd = j->start_fd;
       init_main (ctx, j->o->operation, j->o->allow_degraded);
     }
@@ -745,13 +739,12 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
   _cleanup_close_ int dirfd = -1, conn = -1;
   _cleanup_report_ struct kist_report *stored = NULL;
   struct kist_state st = { 0 };
+  enum kist_status status;
   int ret;
 
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
     return -1;
-  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
-    goto out;
-  if ((ret = kist_status_allows (kist_container_status (&st), KIST_OP_START, id, err)) < 0)
+  if ((ret = kist_status_allows (status, KIST_OP_START, id, err)) < 0)
     goto out;
   /* The entries of the end of the init's setup go into the stored report
    * (and the caller's, for run). */

@@ -34,6 +34,12 @@ typedef void (*kist_start_ready_fn) (const struct kist_report *r, void *arg);
 int kist_container_start (int rootfd, const char *id, struct kist_report *r_or_null,
                           kist_start_ready_fn on_ready, void *arg, struct kist_error **err);
 
+/* process.c: in the child of the clone of create or exec, before anything
+ * else: the parent's fds that are not for the container closed (its end of
+ * the sync socket, the state dir that carries the operation's flock, the
+ * state root, the host's cgroup directory); sync_child becomes ctx->sync_fd. */
+void kist_child_drop_parent_fds (struct kist_ctx *ctx, int sync_parent, int state_dirfd,
+                                 int rootfd, int sync_child);
 /* process.c: close every fd above 2 but the --preserve-fds range and keep[]. */
 int kist_close_fds_except (int preserve_fds, const int *keep, size_t n_keep,
                            struct kist_error **err);

@@ -581,13 +581,7 @@ exec_spawn (struct exec_parent *p, struct kist_error **err)
   if (pid == 0)
     {
       /* dirfd carries the flock of this exec: not for the container. */
-      close (p->sync_parent);
-      close (p->dirfd);
-      close (p->rootfd);
-      if (cg)
-        close (steal_fd (&cg->dirfd));
-      ctx->root_fd = -1;
-      ctx->sync_fd = p->sync_child;
+      kist_child_drop_parent_fds (ctx, p->sync_parent, p->dirfd, p->rootfd, p->sync_child);
       exec_helper (&p->j);
     }
   ctx->pid = pid;

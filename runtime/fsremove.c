@@ -175,13 +175,10 @@ remove_dir_entries (const struct walk *w, int fd, const char *path, int depth, b
       rewinddir (d);
       for (;;)
         {
-          errno = 0;
-          struct dirent *de = readdir (d);
+          struct dirent *de = kist_readdir (d);
           if (de == NULL)
             break;
           const char *name = de->d_name;
-          if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
-            continue;
           _cleanup_free_ char *sub = xasprintf ("%s/%s", path, name);
           struct stat st;
           if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -171,6 +171,21 @@ kist_container_status (const struct kist_state *st)
   return status;
 }
 
+int
+kist_container_open (int rootfd, const char *id, int *dirfd, struct kist_state *st,
+                     enum kist_status *status, struct kist_error **err)
+{
+  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, dirfd, err) < 0)
+    return -1;
+  if (kist_state_read (*dirfd, st, err) < 0)
+    {
+      kist_state_clear (st);
+      return -1;
+    }
+  *status = kist_container_status (st);
+  return 0;
+}
+
 /* ------------------------------------------------------- kill and delete */
 
 static ino_t
@@ -226,12 +241,10 @@ kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_
 {
   _cleanup_close_ int dirfd = -1;
   struct kist_state st = { 0 };
+  enum kist_status status;
   int ret;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
     return -1;
-  if ((ret = kist_state_read (dirfd, &st, err)) < 0)
-    goto out;
-  enum kist_status status = kist_container_status (&st);
   /* As runc: --all signals whatever is left in the scope (usually
    * nothing) and succeeds.  Unlike runc 1.1 ("container not running"),
    * SIGKILL succeeds too: containerd sends `kill ID 9` at teardown also
@@ -493,15 +506,12 @@ freeze_or_thaw (int rootfd, const char *id, bool freeze, struct kist_error **err
 {
   const char *cmd = freeze ? "pause" : "resume";
   _cleanup_close_ int dirfd = -1;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return -1;
   struct kist_state st = { 0 };
+  enum kist_status status;
   int ret = -1;
-  if (kist_state_read (dirfd, &st, err) < 0)
-    goto out;
-  if (kist_status_allows (kist_container_status (&st), freeze ? KIST_OP_PAUSE : KIST_OP_RESUME, id,
-                          err)
-      < 0)
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
+    return -1;
+  if (kist_status_allows (status, freeze ? KIST_OP_PAUSE : KIST_OP_RESUME, id, err) < 0)
     goto out;
   if (st.cgroup_path == NULL)
     {
@@ -585,17 +595,12 @@ kist_container_ps_pids (int rootfd, const char *id, pid_t **out, size_t *n,
   _cleanup_close_ int dirfd = -1;
   *out = NULL;
   *n = 0;
-  if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
-    return -1;
   struct kist_state st = { 0 };
+  enum kist_status status;
+  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
+    return -1;
   _cleanup_free_ pid_t *pids = NULL;
-  enum kist_status status = KIST_STATUS_STOPPED;
-  int r = kist_state_read (dirfd, &st, err);
-  if (r >= 0)
-    {
-      status = kist_container_status (&st);
-      r = kist_status_allows (status, KIST_OP_PS, id, err);
-    }
+  int r = kist_status_allows (status, KIST_OP_PS, id, err);
   if (r < 0)
     ; /* *err says why */
   else if (st.cgroup_path != NULL)
@@ -642,7 +647,7 @@ kist_container_state_json (int rootfd, const char *id, char **json, struct kist_
         }
       return -1;
     }
-  *json = kist_state_oci_json (&st, kist_container_status (&st));
+  *json = kist_container_oci_json (&st, kist_container_status (&st));
   kist_state_clear (&st);
   return 0;
 }
@@ -655,6 +660,42 @@ kist_container_report_json (int rootfd, const char *id, char **json, size_t *len
   if (kist_id_validate (id, err) < 0 || kist_state_open (rootfd, id, &dirfd, err) < 0)
     return -1;
   return kist_read_file_at (dirfd, "report.json", 16u << 20, json, len, err);
+}
+
+char *
+kist_container_degraded_json (int rootfd, const char *id)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/report.json", id), *text = NULL;
+  size_t len = 0;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (rootfd, path, 16u << 20, &text, &len, &e) < 0)
+    return NULL;
+  _cleanup_report_ struct kist_report *r = kist_report_from_json (text, len, &e);
+  if (r == NULL)
+    return NULL;
+  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
+  size_t n = 0;
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < r->n_layers; i++)
+    if (r->layers[i].requested && !r->layers[i].applied)
+      {
+        kist_json_gen_str_lossy (g, r->layers[i].name);
+        n++;
+      }
+  yajl_gen_array_close (g);
+  return n ? kist_json_gen_take (g) : NULL;
+}
+
+char *
+kist_container_oci_json (const struct kist_state *st, enum kist_status status)
+{
+  return kist_state_oci_json (st, status);
+}
+
+int
+kist_container_root_open (const char *root, char **resolved, struct kist_error **err)
+{
+  return kist_state_root_open (root, resolved, err);
 }
 
 int

@@ -50,6 +50,12 @@ int kist_status_allows_signal (enum kist_status st, int sig, bool all, const cha
  * counted as paused. */
 enum kist_status kist_container_status (const struct kist_state *st);
 
+/* The prologue of every operation on container id: check id, open and lock
+ * ROOT/ID into *dirfd (closed by the caller, also on failure), read its
+ * state.json into *st (left cleared on failure) and its live status. */
+int kist_container_open (int rootfd, const char *id, int *dirfd, struct kist_state *st,
+                         enum kist_status *status, struct kist_error **err);
+
 /* ---- Operations (each opens and locks ROOT/ID itself). */
 
 int kist_container_kill (int rootfd, const char *id, int sig, bool all, struct kist_error **err);
@@ -93,6 +99,16 @@ int kist_container_state_json (int rootfd, const char *id, char **json, struct k
 /* The stored report of container id (ROOT/ID/report.json), as written. */
 int kist_container_report_json (int rootfd, const char *id, char **json, size_t *len,
                                 struct kist_error **err);
+/* The layers container id asked for and runs without (allowed to degrade),
+ * from its stored report, as a JSON array of names; NULL when there are none
+ * or no readable report (`kist state`'s "degraded"). */
+char *kist_container_degraded_json (int rootfd, const char *id);
+/* The OCI state JSON of a container read by kist_container_list (what
+ * kist_container_state_json gives for one id). */
+char *kist_container_oci_json (const struct kist_state *st, enum kist_status status);
+/* The state root (--root, or the default): opened and checked as
+ * kist_state_root_open says; *resolved is its path. */
+int kist_container_root_open (const char *root, char **resolved, struct kist_error **err);
 
 /* list: once the ids are listed, fn with st NULL (the caller's head), then
  * once per container under the root, in id order, read without the lock (a

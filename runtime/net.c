@@ -99,38 +99,56 @@ link_cb (const struct nlmsghdr *nlh, void *data)
   return MNL_CB_OK;
 }
 
+/* A request for RTM_*LINK into buf, with an AF_UNSPEC ifinfomsg (*ifi). */
+static struct nlmsghdr *
+link_msg (char *buf, uint16_t type, uint16_t flags, unsigned *seq, struct ifinfomsg **ifi)
+{
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
+  nlh->nlmsg_type = type;
+  nlh->nlmsg_flags = flags;
+  nlh->nlmsg_seq = ++*seq;
+  *ifi = mnl_nlmsg_put_extra_header (nlh, sizeof **ifi);
+  (*ifi)->ifi_family = AF_UNSPEC;
+  return nlh;
+}
+
+/* Send nlh and receive the answers (cb for each); *why names what (and
+ * eperm_hint after an EPERM) on failure. */
+static int
+link_exchange (struct mnl_socket *nl, struct nlmsghdr *nlh, char *buf, unsigned portid,
+               mnl_cb_t cb, void *arg, const char *what, const char *eperm_hint, char **why)
+{
+  if (mnl_socket_sendto (nl, nlh, nlh->nlmsg_len) < 0)
+    {
+      int e = errno;
+      *why = xasprintf ("rtnetlink %s: send: %s", what, strerror (e));
+      return -e;
+    }
+  int ret = receive (nl, buf, nlh->nlmsg_seq, portid, cb, arg);
+  if (ret < 0)
+    {
+      *why = xasprintf ("rtnetlink %s: %s%s", what, strerror (-ret),
+                        ret == -EPERM && eperm_hint ? eperm_hint : "");
+      return ret;
+    }
+  return 0;
+}
+
 /* RTM_NEWLINK lo IFF_UP, wait for the ACK. */
 static int
 set_lo_up (struct mnl_socket *nl, char *buf, unsigned *seq, unsigned portid, char **why)
 {
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = RTM_NEWLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-  nlh->nlmsg_seq = ++*seq;
-  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header (nlh, sizeof *ifi);
-  ifi->ifi_family = AF_UNSPEC;
+  struct ifinfomsg *ifi;
+  struct nlmsghdr *nlh = link_msg (buf, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, seq, &ifi);
   ifi->ifi_index = (int) if_nametoindex ("lo");
   ifi->ifi_flags = IFF_UP;
   ifi->ifi_change = IFF_UP;
   if (ifi->ifi_index == 0)
     mnl_attr_put_strz (nlh, IFLA_IFNAME, "lo"); /* the kernel looks it up by name */
-
-  if (mnl_socket_sendto (nl, nlh, nlh->nlmsg_len) < 0)
-    {
-      int e = errno;
-      *why = xasprintf ("rtnetlink RTM_NEWLINK lo up: send: %s", strerror (e));
-      return -e;
-    }
-  int ret = receive (nl, buf, *seq, portid, NULL, NULL);
-  if (ret < 0)
-    {
-      *why = xasprintf ("rtnetlink RTM_NEWLINK lo up: %s%s", strerror (-ret),
-                        ret == -EPERM ? " (CAP_NET_ADMIN in the network namespace's owning user "
-                                        "namespace is needed)"
-                                      : "");
-      return ret;
-    }
-  return 0;
+  return link_exchange (nl, nlh, buf, portid, NULL, NULL, "RTM_NEWLINK lo up",
+                        " (CAP_NET_ADMIN in the network namespace's owning user namespace is "
+                        "needed)",
+                        why);
 }
 
 /* RTM_GETLINK dump of every link in the namespace. */
@@ -138,25 +156,9 @@ static int
 dump_links (struct mnl_socket *nl, char *buf, unsigned *seq, unsigned portid, struct link_list *l,
             char **why)
 {
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = RTM_GETLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  nlh->nlmsg_seq = ++*seq;
-  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header (nlh, sizeof *ifi);
-  ifi->ifi_family = AF_UNSPEC;
-  if (mnl_socket_sendto (nl, nlh, nlh->nlmsg_len) < 0)
-    {
-      int e = errno;
-      *why = xasprintf ("rtnetlink RTM_GETLINK dump: send: %s", strerror (e));
-      return -e;
-    }
-  int ret = receive (nl, buf, *seq, portid, link_cb, l);
-  if (ret < 0)
-    {
-      *why = xasprintf ("rtnetlink RTM_GETLINK dump: %s", strerror (-ret));
-      return ret;
-    }
-  return 0;
+  struct ifinfomsg *ifi;
+  struct nlmsghdr *nlh = link_msg (buf, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, seq, &ifi);
+  return link_exchange (nl, nlh, buf, portid, link_cb, l, "RTM_GETLINK dump", NULL, why);
 }
 
 int

@@ -22,6 +22,8 @@
 #include <poll.h>
 #include <sys/uio.h>
 
+#include "cgroup.h"
+#include "container.h"
 #include "layer.h"
 #include "procfs.h"
 #include "resolve.h"
@@ -394,6 +396,26 @@ gid_list (const gid_t *g, size_t n)
   return s;
 }
 
+/* setresgid (gid) or setresuid: all three ids to id.  1 when done, else
+ * what kist_report_failed says (0: allowed to degrade); an id the user
+ * namespace does not map (EINVAL) names the mapping to look at. */
+static int
+set_id (bool gid, unsigned id, struct kist_report *r, const char *layer, const char *requested,
+        struct kist_error **err)
+{
+  if ((gid ? setresgid (id, id, id) : setresuid (id, id, id)) == 0)
+    return 1;
+  int e = errno;
+  const char *w = gid ? "gid" : "uid";
+  _cleanup_free_ char *hint
+      = e == EINVAL ? xasprintf (" (process.user.%s is not mapped in the container's user "
+                                 "namespace: see linux.%sMappings)",
+                                 w, w)
+                    : NULL;
+  return kist_report_failed (r, layer, requested, e, err, "setres%s (%u): %s%s", w, id,
+                             strerror (e), hint ? hint : "");
+}
+
 int
 kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
@@ -446,26 +468,10 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
       groups_set = true;
     }
 
-  if (setresgid (u->gid, u->gid, u->gid) < 0)
-    {
-      int e = errno;
-      return kist_report_failed (r, layer, requested, e, err, "setresgid (%u): %s%s",
-                                 (unsigned) u->gid, strerror (e),
-                                 e == EINVAL ? " (process.user.gid is not mapped in the "
-                                               "container's user namespace: see "
-                                               "linux.gidMappings)"
-                                             : "");
-    }
-  if (setresuid (u->uid, u->uid, u->uid) < 0)
-    {
-      int e = errno;
-      return kist_report_failed (r, layer, requested, e, err, "setresuid (%u): %s%s",
-                                 (unsigned) u->uid, strerror (e),
-                                 e == EINVAL ? " (process.user.uid is not mapped in the "
-                                               "container's user namespace: see "
-                                               "linux.uidMappings)"
-                                             : "");
-    }
+  int ret;
+  if ((ret = set_id (true, u->gid, r, layer, requested, err)) != 1
+      || (ret = set_id (false, u->uid, r, layer, requested, err)) != 1)
+    return ret;
   umask (mask);
 
   /* Read back inside what the filter lets through (with noNewPrivileges
@@ -645,6 +651,19 @@ apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
     }
   kist_report_expect (r, layer, "sid=self tty_nr=%lu", tty_nr);
   return 0;
+}
+
+void
+kist_child_drop_parent_fds (struct kist_ctx *ctx, int sync_parent, int state_dirfd, int rootfd,
+                            int sync_child)
+{
+  close (sync_parent);
+  close (state_dirfd);
+  close (rootfd);
+  if (ctx->cgroup)
+    close (steal_fd (&ctx->cgroup->dirfd));
+  ctx->state_dirfd = ctx->root_fd = -1;
+  ctx->sync_fd = sync_child;
 }
 
 /* Close every fd above 2 except the --preserve-fds range and keep[] (-1

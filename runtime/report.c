@@ -17,6 +17,7 @@
 #include "log.h"
 #include "report.h"
 #include "report_int.h"
+#include "spec_json.h"
 #include "util.h"
 
 #ifndef KIST_VERSION
@@ -167,41 +168,50 @@ vformat_or_null (const char *fmt, va_list ap)
   return s;
 }
 
-void
-kist_report_skip (struct kist_report *r, const char *name, const char *detail_fmt, ...)
+/* One of kist's own recordings (skip, applied, failed): checked against the
+ * registry, appended, logged; detail is taken over. */
+static void
+record (struct kist_report *r, const char *name, const char *requested, bool applied,
+        int errnum, const char *reason, char *detail)
 {
-  if (r == NULL || name == NULL)
-    return;
-  va_list ap;
   check_vocabulary (r, name);
   struct kist_layer *l = report_append (r);
   l->name = xstrdup (name);
-  l->requested = NULL;
-  l->applied = false;
-  va_start (ap, detail_fmt);
-  l->detail = vformat_or_null (detail_fmt, ap);
-  va_end (ap);
+  l->requested = xstrdup (requested);
+  l->applied = applied;
+  l->errnum = errnum;
+  l->reason = xstrdup (reason);
+  l->detail = detail;
   note_exec (r, name);
   debug_hook (l);
+}
+
+/* kist_report_skip and kist_report_applied: detail from fmt. */
+static void
+record_fmt (struct kist_report *r, const char *name, const char *requested, bool applied,
+            const char *fmt, va_list ap)
+{
+  if (r != NULL && name != NULL)
+    record (r, name, requested, applied, 0, NULL, vformat_or_null (fmt, ap));
+}
+
+void
+kist_report_skip (struct kist_report *r, const char *name, const char *detail_fmt, ...)
+{
+  va_list ap;
+  va_start (ap, detail_fmt);
+  record_fmt (r, name, NULL, false, detail_fmt, ap);
+  va_end (ap);
 }
 
 void
 kist_report_applied (struct kist_report *r, const char *name, const char *requested,
                      const char *detail_fmt, ...)
 {
-  if (r == NULL || name == NULL)
-    return;
   va_list ap;
-  check_vocabulary (r, name);
-  struct kist_layer *l = report_append (r);
-  l->name = xstrdup (name);
-  l->requested = xstrdup (requested ? requested : "");
-  l->applied = true;
   va_start (ap, detail_fmt);
-  l->detail = vformat_or_null (detail_fmt, ap);
+  record_fmt (r, name, requested ? requested : "", true, detail_fmt, ap);
   va_end (ap);
-  note_exec (r, name);
-  debug_hook (l);
 }
 
 /* The reason as shown to people: the recorded text, else strerror. */
@@ -213,6 +223,24 @@ reason_text (const char *reason, int errnum)
   if (errnum > 0)
     return strerror (errnum);
   return "unknown reason";
+}
+
+/* A layer that was not applied: 0 when --allow-degraded names it, else fail
+ * closed.  The message is built without errnum (so that strerror is not
+ * appended after the hint), then errnum is kept in the error. */
+static int
+fail_closed (const struct kist_report *r, const char *name, const char *reason, int errnum,
+             struct kist_error **err)
+{
+  if (kist_report_may_degrade (r, name))
+    return 0;
+  bool created = err != NULL && *err == NULL;
+  kist_error_make (err, 0,
+                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)", name,
+                   reason, name);
+  if (created && *err)
+    (*err)->errnum = errnum;
+  return errnum > 0 ? -errnum : -1;
 }
 
 int
@@ -231,29 +259,9 @@ kist_report_failed (struct kist_report *r, const char *name, const char *request
   va_end (ap);
 
   if (r != NULL)
-    {
-      check_vocabulary (r, name);
-      struct kist_layer *l = report_append (r);
-      l->name = xstrdup (name);
-      l->requested = xstrdup (requested ? requested : "");
-      l->applied = false;
-      l->errnum = errnum;
-      l->reason = xstrdup (reason_text (reason, errnum));
-      note_exec (r, name);
-      debug_hook (l);
-      if (kist_report_may_degrade (r, name))
-        return 0;
-    }
-
-  /* Fail closed.  The message is built without errnum (so that strerror is
-   * not appended after the hint), then errnum is kept in the error. */
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)", name,
-                   reason_text (reason, errnum), name);
-  if (created && *err)
-    (*err)->errnum = errnum;
-  return errnum > 0 ? -errnum : -1;
+    record (r, name, requested ? requested : "", false, errnum, reason_text (reason, errnum),
+            NULL);
+  return fail_closed (r, name, reason_text (reason, errnum), errnum, err);
 }
 
 static struct kist_layer *
@@ -641,13 +649,17 @@ kist_report_write_path (const struct kist_report *r, const char *path, struct ki
 struct layer_json
 report_layer_json_get (yajl_val l)
 {
+  yajl_val req = spec_peek (l, "requested");
+  yajl_val applied = spec_peek (l, "applied");
   return (struct layer_json){
-    .name = kist_json_obj_get (l, "layer"),
-    .req = kist_json_obj_get (l, "requested"),
-    .applied = kist_json_obj_get (l, "applied"),
-    .detail = kist_json_obj_get (l, "detail"),
-    .eno = kist_json_obj_get (l, "errno"),
-    .reason = kist_json_obj_get (l, "reason"),
+    .name = spec_peek_str (l, "layer"),
+    .req = spec_peek_str (l, "requested"),
+    .detail = spec_peek_str (l, "detail"),
+    .eno = spec_peek_str (l, "errno"),
+    .reason = spec_peek_str (l, "reason"),
+    .req_true = YAJL_IS_TRUE (req),
+    .req_given = req != NULL && !YAJL_IS_FALSE (req),
+    .applied = YAJL_IS_TRUE (applied),
   };
 }
 
@@ -659,19 +671,13 @@ struct kist_report *
 kist_report_from_json (const char *json, size_t len, struct kist_error **err)
 {
   _cleanup_yajl_ yajl_val tree = NULL;
-  if (kist_json_parse (json, len, "report.json: ", &tree, err) < 0)
+  if (spec_parse_object (json, len, "report.json: ", &tree, err) < 0)
     return NULL;
-  if (!YAJL_IS_OBJECT (tree))
-    {
-      kist_error_make (err, EINVAL, "report.json: expected a JSON object at the top level");
-      return NULL;
-    }
-  yajl_val id = kist_json_obj_get (tree, "id");
-  yajl_val op = kist_json_obj_get (tree, "operation");
-  yajl_val pid = kist_json_obj_get (tree, "pid");
-  yajl_val layers = kist_json_obj_get (tree, "layers");
-  yajl_val allow = kist_json_obj_get (tree, "allowDegraded");
-  if (!YAJL_IS_STRING (id) || !YAJL_IS_STRING (op) || !YAJL_IS_ARRAY (layers))
+  const char *id = spec_peek_str (tree, "id"), *op = spec_peek_str (tree, "operation");
+  yajl_val pid = spec_peek (tree, "pid");
+  yajl_val layers = spec_peek (tree, "layers");
+  yajl_val allow = spec_peek (tree, "allowDegraded");
+  if (id == NULL || op == NULL || !YAJL_IS_ARRAY (layers))
     {
       kist_error_make (err, EINVAL, "report.json: missing id, operation or layers");
       return NULL;
@@ -686,26 +692,22 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
           free (csv);
           csv = n;
         }
-  struct kist_report *r = kist_report_new (YAJL_GET_STRING (id), YAJL_GET_STRING (op), csv);
+  struct kist_report *r = kist_report_new (id, op, csv);
   if (YAJL_IS_INTEGER (pid))
     r->pid = (pid_t) YAJL_GET_INTEGER (pid);
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
-      yajl_val e = layers->u.array.values[i];
-      struct layer_json v = report_layer_json_get (e);
-      if (!YAJL_IS_STRING (v.name))
+      struct layer_json v = report_layer_json_get (layers->u.array.values[i]);
+      if (v.name == NULL)
         continue;
-      struct kist_layer l = { .name = YAJL_GET_STRING (v.name) };
-      l.requested = YAJL_IS_STRING (v.req) ? YAJL_GET_STRING (v.req)
-                    : YAJL_IS_TRUE (v.req)   ? ""
-                                             : NULL;
-      l.applied = YAJL_IS_TRUE (v.applied);
-      l.detail = YAJL_IS_STRING (v.detail) ? YAJL_GET_STRING (v.detail) : NULL;
-      l.reason = YAJL_IS_STRING (v.reason) ? YAJL_GET_STRING (v.reason) : NULL;
-      const char *ename = YAJL_IS_STRING (v.eno) ? YAJL_GET_STRING (v.eno) : NULL;
-      if (ename)
+      struct kist_layer l = { .name = (char *) v.name };
+      l.requested = (char *) (v.req ? v.req : v.req_true ? "" : NULL);
+      l.applied = v.applied;
+      l.detail = (char *) v.detail;
+      l.reason = (char *) v.reason;
+      if (v.eno)
         for (int n = 1; n < 4096; n++)
-          if (strcmp (kist_errno_name (n), ename) == 0)
+          if (strcmp (kist_errno_name (n), v.eno) == 0)
             {
               l.errnum = n;
               break;
@@ -829,13 +831,5 @@ kist_report_unverified (struct kist_report *r, size_t i, int errnum, struct kist
   free (l->expect);
   l->expect = NULL;
   debug_hook (l);
-  if (kist_report_may_degrade (r, l->name))
-    return 0;
-  bool created = err != NULL && *err == NULL;
-  kist_error_make (err, 0,
-                   "layer %s not applied: %s (allow it to degrade with --allow-degraded %s)",
-                   l->name, l->reason, l->name);
-  if (created && *err)
-    (*err)->errnum = errnum;
-  return errnum > 0 ? -errnum : -1;
+  return fail_closed (r, l->name, l->reason, errnum, err);
 }

@@ -3,15 +3,19 @@
 #ifndef KIST_REPORT_INT_H
 #define KIST_REPORT_INT_H
 
+#include <stdbool.h>
 #include <yajl/yajl_tree.h>
 
-/* One entry of "layers" as stored; a member is NULL when absent. */
+/* One entry of "layers" as stored, read leniently (spec_json.h's peeks):
+ * a string member is NULL when absent or not a string. */
 struct layer_json
 {
-  yajl_val name, req, applied, detail, eno, reason;
+  const char *name, *req, *detail, *eno, *reason;
+  bool req_true;  /* "requested": true */
+  bool req_given; /* "requested" present, not null and not false */
+  bool applied;   /* "applied": true */
 };
 
-struct layer_json
-report_layer_json_get (yajl_val l);
+struct layer_json report_layer_json_get (yajl_val l);
 
 #endif

@@ -10,6 +10,7 @@
 #include "json.h"
 #include "report.h"
 #include "report_int.h"
+#include "spec_json.h"
 #include "util.h"
 
 /* ---- JSON -> text ------------------------------------------------------- */
@@ -47,25 +48,21 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
       kist_error_make (err, EINVAL, "report: no JSON given");
       return NULL;
     }
-  if (kist_json_parse (json, len, "report: ", &root, err) < 0)
+  if (spec_parse_object (json, len, "report: ", &root, err) < 0)
     return NULL;
-  if (!YAJL_IS_OBJECT (root))
+  struct jpath p = { .doc = "report: " };
+  yajl_val layers;
+  _cleanup_free_ char *summary = NULL;
+  size_t m;
+  int r = spec_enter (&p, root, "layers", yajl_t_array, true, &layers, &m, err);
+  if (r >= 0)
     {
-      kist_error_make (err, EINVAL, "report: expected a JSON object at the top level");
-      return NULL;
+      spec_jp_pop (&p, m);
+      r = spec_get_str (&p, root, "summary", 0, &summary, err);
     }
-  yajl_val layers = kist_json_obj_get (root, "layers");
-  if (!YAJL_IS_ARRAY (layers))
-    {
-      kist_error_make (err, EINVAL, "report: `layers` is missing or not an array");
-      return NULL;
-    }
-  yajl_val summary = kist_json_obj_get (root, "summary");
-  if (summary != NULL && !YAJL_IS_STRING (summary))
-    {
-      kist_error_make (err, EINVAL, "report: `summary` is not a string");
-      return NULL;
-    }
+  free (p.buf);
+  if (r < 0)
+    return NULL;
 
   size_t nrows = layers->u.array.len + 1;
   char **cells = xcalloc (nrows * N_COLS, sizeof (char *));
@@ -78,35 +75,26 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
 
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
-      yajl_val l = layers->u.array.values[i];
       char **row = &cells[(i + 1) * N_COLS];
-      struct layer_json v = report_layer_json_get (l);
-      if (!YAJL_IS_OBJECT (l) || !YAJL_IS_STRING (v.name))
+      struct layer_json v = report_layer_json_get (layers->u.array.values[i]);
+      if (v.name == NULL)
         {
           kist_error_make (err, EINVAL,
                            "report: layers[%zu]: expected an object with a string `layer`", i);
           goto out;
         }
-      bool is_req = !YAJL_IS_FALSE (v.req) && v.req != NULL && !YAJL_IS_NULL (v.req);
-      bool is_applied = YAJL_IS_TRUE (v.applied);
-      row[0] = cell_text (YAJL_GET_STRING (v.name));
-      if (YAJL_IS_STRING (v.req))
-        row[1] = cell_text (YAJL_GET_STRING (v.req));
-      else
-        row[1] = xstrdup (is_req ? "yes" : "no");
+      bool is_req = v.req_given, is_applied = v.applied;
+      row[0] = cell_text (v.name);
+      row[1] = v.req ? cell_text (v.req) : xstrdup (is_req ? "yes" : "no");
       row[2] = xstrdup (!is_req ? "-" : is_applied ? "yes" : "no");
-      if (is_req && !is_applied && (YAJL_IS_STRING (v.eno) || YAJL_IS_STRING (v.reason)))
+      if (is_req && !is_applied && (v.eno || v.reason))
         {
-          _cleanup_free_ char *t = NULL;
-          if (YAJL_IS_STRING (v.eno) && YAJL_IS_STRING (v.reason))
-            t = xasprintf ("%s: %s", YAJL_GET_STRING (v.eno), YAJL_GET_STRING (v.reason));
-          else
-            t = xstrdup (YAJL_IS_STRING (v.eno) ? YAJL_GET_STRING (v.eno)
-                                                : YAJL_GET_STRING (v.reason));
+          _cleanup_free_ char *t = v.eno && v.reason ? xasprintf ("%s: %s", v.eno, v.reason)
+                                                     : xstrdup (v.eno ? v.eno : v.reason);
           row[3] = cell_text (t);
         }
       else
-        row[3] = cell_text (YAJL_IS_STRING (v.detail) ? YAJL_GET_STRING (v.detail) : "");
+        row[3] = cell_text (v.detail ? v.detail : "");
     }
 
   for (size_t i = 0; i < nrows; i++)
@@ -137,7 +125,7 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
           }
         fputc ('\n', f);
       }
-    _cleanup_free_ char *sum = cell_text (summary ? YAJL_GET_STRING (summary) : "");
+    _cleanup_free_ char *sum = cell_text (summary ? summary : "");
     fprintf (f, "\nsummary: %s\n", sum);
     fclose (f);
   }

@@ -49,11 +49,11 @@ parse_mounts (struct jpath *p, yajl_val a, struct kist_spec *s, struct kist_erro
   s->n_mounts = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_mount *mt = &s->mounts[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_str (p, o, "destination", S_REQUIRED | S_ABSOLUTE, &mt->destination, err))
               < 0
           || (r = spec_get_str (p, o, "type", 0, &mt->type, err)) < 0
@@ -83,11 +83,11 @@ parse_hook_list (struct jpath *p, yajl_val a, struct kist_hook **out, size_t *n_
   *n_out = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_hook *h = &(*out)[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_str (p, o, "path", S_REQUIRED | S_ABSOLUTE, &h->path, err)) < 0
           || (r = spec_get_strv (p, o, "args", 0, &h->args, err)) < 0
           || (r = spec_get_strv (p, o, "env", S_ENV, &h->env, err)) < 0
@@ -118,17 +118,10 @@ parse_hooks (struct jpath *p, yajl_val v, struct kist_hooks *h, struct kist_erro
   };
   for (size_t i = 0; i < KIST_ARRAY_SIZE (kinds); i++)
     {
-      yajl_val a;
-      size_t m;
-      int r = spec_enter (p, v, kinds[i].name, yajl_t_array, false, &a, &m, err);
+      int r = SPEC_PARSE_AT (p, v, kinds[i].name, yajl_t_array, a,
+                             parse_hook_list (p, a, kinds[i].list, kinds[i].n, err), err);
       if (r < 0)
         return r;
-      if (r > 0)
-        {
-          if ((r = parse_hook_list (p, a, kinds[i].list, kinds[i].n, err)) < 0)
-            return r;
-          spec_jp_pop (p, m);
-        }
     }
   return 0;
 }
@@ -173,47 +166,20 @@ parse_spec (struct jpath *p, yajl_val tree, struct kist_spec *s, struct kist_err
       || (r = spec_get_str (p, tree, "domainname", S_EMPTY_NULL, &s->domainname, err)) < 0)
     return r;
 
-  r = spec_enter (p, tree, "mounts", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
+  if ((r = SPEC_PARSE_AT (p, tree, "mounts", yajl_t_array, a, parse_mounts (p, a, s, err), err)) < 0
+      || (r = SPEC_PARSE_AT (p, tree, "process", yajl_t_object, sub,
+                             spec_parse_process (p, sub, &s->process, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, tree, "linux", yajl_t_object, sub,
+                             spec_parse_linux (p, sub,
+                                               s->linux_ = xcalloc (1, sizeof *s->linux_), err),
+                             err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, tree, "hooks", yajl_t_object, sub,
+                             parse_hooks (p, sub, s->hooks = xcalloc (1, sizeof *s->hooks), err),
+                             err))
+             < 0)
     return r;
-  if (r > 0)
-    {
-      if ((r = parse_mounts (p, o, s, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, tree, "process", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = spec_parse_process (p, o, &s->process, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, tree, "linux", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      s->linux_ = xcalloc (1, sizeof (struct kist_linux));
-      if ((r = spec_parse_linux (p, o, s->linux_, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, tree, "hooks", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      s->hooks = xcalloc (1, sizeof (struct kist_hooks));
-      if ((r = parse_hooks (p, o, s->hooks, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
 
   _cleanup_free_ char **kv = NULL;
   size_t n;
@@ -244,11 +210,9 @@ int
 kist_spec_parse (const char *json, size_t len, struct kist_spec **out, struct kist_error **err)
 {
   _cleanup_spec_ struct kist_spec *s = xcalloc (1, sizeof *s);
-  int r = spec_parse_tree (json, len, "config.json: ", &s->tree, err);
+  int r = spec_parse_object (json, len, "config.json: ", &s->tree, err);
   if (r < 0)
     return r;
-  if (!YAJL_IS_OBJECT (s->tree))
-    return kist_error_make (err, 0, "config.json: expected a JSON object at the top level");
   struct jpath p = { .doc = "config.json: " };
   r = parse_spec (&p, s->tree, s, err);
   free (p.buf);

@@ -192,35 +192,69 @@ val_str (struct jpath *p, yajl_val v, int flags, char **out, struct kist_error *
   return 0;
 }
 
+/* What a converter may need besides the value: string flags, an enum
+ * table, a range, the word idlist errors use. */
+struct conv
+{
+  int flags;
+  const struct name_num *t;
+  size_t n;
+  int64_t min, max;
+  const char *what;
+};
+
+typedef int (*conv_fn) (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+                        struct kist_error **err);
+
+/* The one body of the spec_get_* accessors: find obj[key], convert it with
+ * fn into out under its path, pop.  1 when found, 0 when absent, negative
+ * when missing though required or when fn refuses it (the path stays
+ * pushed, as the message named it). */
+static int
+get_conv (struct jpath *p, yajl_val obj, const char *key, bool required, conv_fn fn,
+          const struct conv *c, void *out, struct kist_error **err)
+{
+  yajl_val v;
+  size_t m;
+  int r = find (p, obj, key, required, &v, &m, err);
+  if (r <= 0)
+    return r;
+  if ((r = fn (p, v, c, out, err)) < 0)
+    return r;
+  spec_jp_pop (p, m);
+  return 1;
+}
+
+static int
+conv_str (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
+{
+  return val_str (p, v, c->flags, out, err);
+}
+
 int
 spec_get_str (struct jpath *p, yajl_val obj, const char *key, int flags, char **out,
               struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
   *out = NULL;
-  int r = find (p, obj, key, flags & S_REQUIRED, &v, &m, err);
-  if (r <= 0)
-    return r;
-  if ((r = val_str (p, v, flags, out, err)) < 0)
-    return r;
-  spec_jp_pop (p, m);
+  int r = get_conv (p, obj, key, flags & S_REQUIRED, conv_str, &(struct conv){ .flags = flags },
+                    out, err);
+  return r < 0 ? r : 0;
+}
+
+static int
+conv_bool (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
+{
+  if (v->type != yajl_t_true && v->type != yajl_t_false)
+    return spec_jp_err (p, err, "expected boolean");
+  *(bool *) out = v->type == yajl_t_true;
   return 0;
 }
 
 int
 spec_get_bool (struct jpath *p, yajl_val obj, const char *key, bool *out, struct kist_error **err)
 {
-  yajl_val v = obj_get (obj, key);
-  if (v == NULL)
-    return 0;
-  if (v->type != yajl_t_true && v->type != yajl_t_false)
-    {
-      spec_jp_key (p, key);
-      return spec_jp_err (p, err, "expected boolean");
-    }
-  *out = v->type == yajl_t_true;
-  return 0;
+  int r = get_conv (p, obj, key, false, conv_bool, NULL, out, err);
+  return r < 0 ? r : 0;
 }
 
 int
@@ -287,7 +321,7 @@ num_i64 (yajl_val v, int64_t *out)
 }
 
 static int
-val_u64 (struct jpath *p, yajl_val v, uint64_t *out, struct kist_error **err)
+conv_u64 (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
 {
   if (!num_u64 (v, out))
     return spec_jp_err (p, err, "expected unsigned 64-bit integer");
@@ -305,58 +339,75 @@ spec_val_u32 (struct jpath *p, yajl_val v, uint32_t *out, struct kist_error **er
 }
 
 static int
-val_i64 (struct jpath *p, yajl_val v, int64_t *out, struct kist_error **err)
+conv_u32 (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
+{
+  return spec_val_u32 (p, v, out, err);
+}
+
+static int
+conv_i64 (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
 {
   if (!num_i64 (v, out))
     return spec_jp_err (p, err, "expected 64-bit integer");
   return 0;
 }
 
+/* An integer in [c->min, c->max], into an int64_t. */
+static int
+conv_i64_range (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+                struct kist_error **err)
+{
+  int64_t x;
+  if (!num_i64 (v, &x))
+    return spec_jp_err (p, err, "expected integer");
+  if (x < c->min || x > c->max)
+    {
+      if (c->max == INT32_MAX)
+        return spec_jp_err (p, err, "must be greater than %" PRId64 " and fit in an int, got %s",
+                            c->min - 1, v->u.number.r);
+      return spec_jp_err (p, err, "must be between %" PRId64 " and %" PRId64 ", got %" PRId64,
+                          c->min, c->max, x);
+    }
+  *(int64_t *) out = x;
+  return 0;
+}
+
+/* The same, into an int (the range is within int). */
+static int
+conv_int_range (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+                struct kist_error **err)
+{
+  int64_t x;
+  int r = conv_i64_range (p, v, c, &x, err);
+  if (r == 0)
+    *(int *) out = (int) x;
+  return r;
+}
+
 int
 spec_get_u32 (struct jpath *p, yajl_val obj, const char *key, bool required, uint32_t *out,
               bool *present, struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, required, &v, &m, err);
-  if (r <= 0)
-    return r;
-  if ((r = spec_val_u32 (p, v, out, err)) < 0)
-    return r;
-  spec_jp_pop (p, m);
-  if (present)
+  int r = get_conv (p, obj, key, required, conv_u32, NULL, out, err);
+  if (r > 0 && present)
     *present = true;
-  return 0;
+  return r < 0 ? r : 0;
 }
 
 int
 spec_get_u64 (struct jpath *p, yajl_val obj, const char *key, bool required, uint64_t *out,
               struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, required, &v, &m, err);
-  if (r <= 0)
-    return r;
-  if ((r = val_u64 (p, v, out, err)) < 0)
-    return r;
-  spec_jp_pop (p, m);
-  return 0;
+  int r = get_conv (p, obj, key, required, conv_u64, NULL, out, err);
+  return r < 0 ? r : 0;
 }
 
 int
 spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int64_t *out,
               struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, required, &v, &m, err);
-  if (r <= 0)
-    return r;
-  if ((r = val_i64 (p, v, out, err)) < 0)
-    return r;
-  spec_jp_pop (p, m);
-  return 0;
+  int r = get_conv (p, obj, key, required, conv_i64, NULL, out, err);
+  return r < 0 ? r : 0;
 }
 
 /* An integer literal as int64; above INT64_MAX kept as INT64_MAX. */
@@ -395,27 +446,11 @@ int
 spec_get_int_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
                     int *out, bool *present, struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, false, &v, &m, err);
-  if (r <= 0)
-    return r;
-  int64_t x;
-  if (!num_i64 (v, &x))
-    return spec_jp_err (p, err, "expected integer");
-  if (x < min || x > max)
-    {
-      if (max == INT32_MAX)
-        return spec_jp_err (p, err, "must be greater than %" PRId64 " and fit in an int, got %s",
-                            min - 1, v->u.number.r);
-      return spec_jp_err (p, err, "must be between %" PRId64 " and %" PRId64 ", got %" PRId64, min,
-                          max, x);
-    }
-  spec_jp_pop (p, m);
-  *out = (int) x;
-  if (present)
+  int r = get_conv (p, obj, key, false, conv_int_range, &(struct conv){ .min = min, .max = max },
+                    out, err);
+  if (r > 0 && present)
     *present = true;
-  return 0;
+  return r < 0 ? r : 0;
 }
 
 int
@@ -440,19 +475,48 @@ spec_val_strv (struct jpath *p, yajl_val a, int flags, char ***out, struct kist_
   return 0;
 }
 
+static int
+conv_strv (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
+{
+  return spec_val_strv (p, v, c->flags, out, err);
+}
+
 int
 spec_get_strv (struct jpath *p, yajl_val obj, const char *key, int flags, char ***out,
                struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
   *out = NULL;
-  int r = find (p, obj, key, false, &v, &m, err);
-  if (r <= 0)
-    return r;
-  if ((r = spec_val_strv (p, v, flags, out, err)) < 0)
-    return r;
-  spec_jp_pop (p, m);
+  int r = get_conv (p, obj, key, false, conv_strv, &(struct conv){ .flags = flags }, out, err);
+  return r < 0 ? r : 0;
+}
+
+struct flat_map
+{
+  char **kv;
+  size_t n;
+};
+
+static int
+conv_map (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
+{
+  if (!YAJL_IS_OBJECT (v))
+    return spec_jp_err (p, err, "expected object");
+  size_t len = v->u.object.len;
+  _cleanup_strv_ char **kv = xcalloc (2 * len + 1, sizeof (char *));
+  for (size_t i = 0; i < len; i++)
+    {
+      size_t m = spec_jp_key (p, v->u.object.keys[i]);
+      char *val = NULL;
+      int r = val_str (p, v->u.object.values[i], 0, &val, err);
+      if (r < 0)
+        return r;
+      kv[2 * i] = xstrdup (v->u.object.keys[i]);
+      kv[2 * i + 1] = val;
+      spec_jp_pop (p, m);
+    }
+  struct flat_map *f = out;
+  f->kv = steal_pointer (&kv);
+  f->n = len;
   return 0;
 }
 
@@ -460,30 +524,11 @@ int
 spec_get_map (struct jpath *p, yajl_val obj, const char *key, char ***flat, size_t *n,
               struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  *flat = NULL;
-  *n = 0;
-  int r = spec_enter (p, obj, key, yajl_t_object, false, &v, &m, err);
-  if (r <= 0)
-    return r;
-  size_t len = v->u.object.len;
-  _cleanup_strv_ char **kv = xcalloc (2 * len + 1, sizeof (char *));
-  for (size_t i = 0; i < len; i++)
-    {
-      size_t m2 = spec_jp_key (p, v->u.object.keys[i]);
-      char *val = NULL;
-      r = val_str (p, v->u.object.values[i], 0, &val, err);
-      if (r < 0)
-        return r;
-      kv[2 * i] = xstrdup (v->u.object.keys[i]);
-      kv[2 * i + 1] = val;
-      spec_jp_pop (p, m2);
-    }
-  spec_jp_pop (p, m);
-  *flat = steal_pointer (&kv);
-  *n = len;
-  return 0;
+  struct flat_map f = { NULL, 0 };
+  int r = get_conv (p, obj, key, false, conv_map, NULL, &f, err);
+  *flat = f.kv;
+  *n = f.n;
+  return r < 0 ? r : 0;
 }
 
 const char *
@@ -495,65 +540,64 @@ spec_name_of (const struct name_num *t, size_t n, long value)
   return NULL;
 }
 
-/* The string v is one of the names in t: its value, else an error listing them. */
+/* The string v is one of the names in c->t: its value, else an error listing them. */
 static int
-val_enum (struct jpath *p, yajl_val v, const struct name_num *t, size_t n, long *out,
-          struct kist_error **err)
+conv_enum (struct jpath *p, yajl_val v, const struct conv *c, void *out, struct kist_error **err)
 {
   if (!YAJL_IS_STRING (v))
     return spec_jp_err (p, err, "expected string");
-  for (size_t i = 0; i < n; i++)
-    if (strcmp (v->u.string, t[i].name) == 0)
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp (v->u.string, c->t[i].name) == 0)
       {
-        *out = t[i].value;
+        *(long *) out = c->t[i].value;
         return 0;
       }
   _cleanup_free_ char *list = xstrdup ("");
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < c->n; i++)
     {
-      char *l = xasprintf ("%s%s%s", list, i ? ", " : "", t[i].name);
+      char *l = xasprintf ("%s%s%s", list, i ? ", " : "", c->t[i].name);
       free (list);
       list = l;
     }
   return spec_jp_err (p, err, "unknown value \"%s\" (expected one of %s)", v->u.string, list);
 }
 
+/* An array of names from c->t -> the OR of their values. */
+static int
+conv_enum_flags (struct jpath *p, yajl_val a, const struct conv *c, void *out,
+                 struct kist_error **err)
+{
+  if (!YAJL_IS_ARRAY (a))
+    return spec_jp_err (p, err, "expected array");
+  for (size_t i = 0; i < a->u.array.len; i++)
+    {
+      size_t m = spec_jp_index (p, i);
+      long x = 0;
+      int r = conv_enum (p, a->u.array.values[i], c, &x, err);
+      if (r < 0)
+        return r;
+      *(uint64_t *) out |= (uint64_t) x;
+      spec_jp_pop (p, m);
+    }
+  return 0;
+}
+
 int
 spec_get_enum (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t, size_t n,
                long *out, struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, true, &v, &m, err);
-  if (r <= 0)
-    return r;
-  if ((r = val_enum (p, v, t, n, out, err)) < 0)
-    return r;
-  spec_jp_pop (p, m);
-  return 0;
+  int r = get_conv (p, obj, key, true, conv_enum, &(struct conv){ .t = t, .n = n }, out, err);
+  return r < 0 ? r : 0;
 }
 
 int
 spec_get_enum_flags (struct jpath *p, yajl_val obj, const char *key, const struct name_num *t,
                      size_t n, uint64_t *out, struct kist_error **err)
 {
-  yajl_val a;
-  size_t m;
   *out = 0;
-  int r = spec_enter (p, obj, key, yajl_t_array, false, &a, &m, err);
-  if (r <= 0)
-    return r;
-  for (size_t i = 0; i < a->u.array.len; i++)
-    {
-      size_t m2 = spec_jp_index (p, i);
-      long x = 0;
-      if ((r = val_enum (p, a->u.array.values[i], t, n, &x, err)) < 0)
-        return r;
-      *out |= (uint64_t) x;
-      spec_jp_pop (p, m2);
-    }
-  spec_jp_pop (p, m);
-  return 0;
+  int r = get_conv (p, obj, key, false, conv_enum_flags, &(struct conv){ .t = t, .n = n }, out,
+                    err);
+  return r < 0 ? r : 0;
 }
 
 int
@@ -620,18 +664,14 @@ kist_idlist_format (const unsigned long *bits, size_t nbits)
   return out;
 }
 
-int
-spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
-                 struct kist_error **err)
+/* A list of CPUs or nodes ("0-3,7"); "" -> NULL. */
+static int
+conv_idlist (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+             struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  *out = NULL;
-  int r = find (p, obj, key, false, &v, &m, err);
-  if (r <= 0)
-    return r;
   _cleanup_free_ char *s = NULL;
-  if ((r = val_str (p, v, S_EMPTY_NULL, &s, err)) < 0)
+  int r = val_str (p, v, S_EMPTY_NULL, &s, err);
+  if (r < 0)
     return r;
   if (s != NULL)
     {
@@ -639,16 +679,15 @@ spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *wha
       const char *bad = NULL;
       r = kist_idlist_parse (s, bits, KIST_IDLIST_MAX, &bad);
       if (r == -ERANGE)
-        return spec_jp_err (p, err, "\"%s\": %s numbers above %d are not supported", s, what,
+        return spec_jp_err (p, err, "\"%s\": %s numbers above %d are not supported", s, c->what,
                             KIST_IDLIST_MAX - 1);
       if (r < 0)
         return spec_jp_err (p, err,
                             "\"%s\" is not a list of %s numbers (at offset %zu; expected "
                             "comma-separated numbers and ranges such as \"0-3,7\")",
-                            s, what, (size_t) (bad - s));
+                            s, c->what, (size_t) (bad - s));
     }
-  spec_jp_pop (p, m);
-  *out = steal_pointer (&s);
+  *(char **) out = steal_pointer (&s);
   return 0;
 }
 
@@ -684,4 +723,64 @@ spec_val_obj (struct jpath *p, yajl_val v, struct kist_error **err)
   if (!YAJL_IS_OBJECT (v))
     return spec_jp_err (p, err, "expected object");
   return 0;
+}
+
+int
+spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
+                 struct kist_error **err)
+{
+  *out = NULL;
+  int r = get_conv (p, obj, key, false, conv_idlist, &(struct conv){ .what = what }, out, err);
+  return r < 0 ? r : 0;
+}
+
+int
+spec_get_i64_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
+                    int64_t *out, struct kist_error **err)
+{
+  int r = get_conv (p, obj, key, false, conv_i64_range, &(struct conv){ .min = min, .max = max },
+                    out, err);
+  return r < 0 ? r : 0;
+}
+
+int
+spec_parse_object (const char *json, size_t len, const char *doc, yajl_val *out,
+                   struct kist_error **err)
+{
+  int r = kist_json_parse (json, len, doc, out, err);
+  if (r < 0)
+    return r;
+  if (!YAJL_IS_OBJECT (*out))
+    {
+      yajl_tree_free (*out);
+      *out = NULL;
+      return kist_error_make (err, 0, "%sexpected a JSON object at the top level", doc);
+    }
+  return 0;
+}
+
+yajl_val
+spec_peek (yajl_val obj, const char *key)
+{
+  return YAJL_IS_OBJECT (obj) ? obj_get (obj, key) : NULL;
+}
+
+const char *
+spec_peek_str (yajl_val obj, const char *key)
+{
+  yajl_val v = spec_peek (obj, key);
+  return YAJL_IS_STRING (v) ? v->u.string : NULL;
+}
+
+yajl_val
+spec_elem_object (struct jpath *p, yajl_val a, size_t i, size_t *mark, struct kist_error **err)
+{
+  yajl_val o = a->u.array.values[i];
+  *mark = spec_jp_index (p, i);
+  if (!YAJL_IS_OBJECT (o))
+    {
+      spec_jp_err (p, err, "expected object");
+      return NULL;
+    }
+  return o;
 }

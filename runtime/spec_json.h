@@ -115,19 +115,16 @@ int spec_get_enum_flags (struct jpath *p, yajl_val obj, const char *key, const s
 int spec_get_idlist (struct jpath *p, yajl_val obj, const char *key, const char *what, char **out,
                      struct kist_error **err);
 
-/* obj[key], an optional object, parsed by fn into out; *present set when found. */
-#define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
+/* obj[key] of type t, optional: when present, the expression call, which
+ * sees the value as `at`, parses it with the key pushed on the path (popped
+ * when call returns 0).  0 when absent or parsed, else call's error. */
+#define SPEC_PARSE_AT(p, obj, key, t, at, call, err)                                               \
   ({                                                                                               \
-    yajl_val o_;                                                                                   \
+    yajl_val at;                                                                                   \
     size_t m_;                                                                                     \
-    int r_ = spec_enter (p, obj, key, yajl_t_object, false, &o_, &m_, err);                        \
-    if (r_ > 0)                                                                                    \
-      {                                                                                            \
-        *(present) = true;                                                                         \
-        r_ = fn (p, o_, out, err);                                                                 \
-        if (r_ == 0)                                                                               \
-          spec_jp_pop (p, m_);                                                                     \
-      }                                                                                            \
+    int r_ = spec_enter (p, obj, key, t, false, &at, &m_, err);                                    \
+    if (r_ > 0 && (r_ = (call)) == 0)                                                              \
+      spec_jp_pop (p, m_);                                                                         \
     r_ < 0 ? r_ : 0;                                                                               \
   })
 
@@ -146,5 +143,31 @@ int spec_val_cstr (struct jpath *p, yajl_val v, const char **out, struct kist_er
 
 /* The value v is an object (an array element: "expected object" otherwise). */
 int spec_val_obj (struct jpath *p, yajl_val v, struct kist_error **err);
+
+/* obj[key], an optional object, parsed by fn into out; *present set when found. */
+#define PARSE_OBJECT(p, obj, key, present, fn, out, err)                                           \
+  SPEC_PARSE_AT (p, obj, key, yajl_t_object, o_, (*(present) = true, fn (p, o_, out, err)), err)
+
+/* An optional integer in [min, max] at obj[key] (state.json's pids and times). */
+int spec_get_i64_range (struct jpath *p, yajl_val obj, const char *key, int64_t min, int64_t max,
+                        int64_t *out, struct kist_error **err);
+
+/* kist_json_parse of a document that must be a JSON object: *out is the
+ * tree, else NULL and "DOC expected a JSON object at the top level". */
+int spec_parse_object (const char *json, size_t len, const char *doc, yajl_val *out,
+                       struct kist_error **err);
+
+/* Lenient reads, for documents kist wrote itself and reads back as far as
+ * they go (report.json): obj[key] with the conventions above (the last
+ * duplicate, null is absent), NULL when obj is not an object or the key is
+ * absent; spec_peek_str also when it is not a string.  No error. */
+yajl_val spec_peek (yajl_val obj, const char *key);
+const char *spec_peek_str (yajl_val obj, const char *key);
+
+/* Element i of the array a, which must be an object: [i] pushed on the path
+ * (the caller pops *mark when done); NULL with *err ("expected object")
+ * otherwise. */
+yajl_val spec_elem_object (struct jpath *p, yajl_val a, size_t i, size_t *mark,
+                           struct kist_error **err);
 
 #endif

@@ -119,10 +119,10 @@ parse_namespaces (struct jpath *p, yajl_val a, struct kist_linux *l, struct kist
   int r;
   for (size_t i = 0; i < a->u.array.len; i++)
     {
-      yajl_val o = a->u.array.values[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       _cleanup_free_ char *type = NULL;
       if ((r = spec_get_str (p, o, "type", S_REQUIRED, &type, err)) < 0)
         return r;
@@ -163,11 +163,11 @@ parse_idmaps (struct jpath *p, yajl_val a, struct kist_idmap **out, size_t *n_ou
   *n_out = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_idmap *im = &(*out)[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_u32 (p, o, "containerID", true, &im->container_id, NULL, err)) < 0
           || (r = spec_get_u32 (p, o, "hostID", true, &im->host_id, NULL, err)) < 0
           || (r = spec_get_u32 (p, o, "size", true, &im->size, NULL, err)) < 0)
@@ -229,11 +229,11 @@ parse_devices (struct jpath *p, yajl_val a, struct kist_linux *l, struct kist_er
   l->n_devices = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_device *d = &l->devices[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       _cleanup_free_ char *type = NULL;
       if ((r = spec_get_str (p, o, "type", S_REQUIRED, &type, err)) < 0)
         return r;
@@ -262,59 +262,23 @@ static const char *const propagations[] = { "private", "rprivate", "slave",     
 int
 spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist_error **err)
 {
-  yajl_val o;
-  size_t m;
   int r;
 
-  r = spec_enter (p, v, "namespaces", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
+  if ((r = SPEC_PARSE_AT (p, v, "namespaces", yajl_t_array, a, parse_namespaces (p, a, l, err),
+                          err))
+          < 0
+      || (r = SPEC_PARSE_AT (p, v, "uidMappings", yajl_t_array, a,
+                             parse_idmaps (p, a, &l->uid_mappings, &l->n_uid_mappings, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, v, "gidMappings", yajl_t_array, a,
+                             parse_idmaps (p, a, &l->gid_mappings, &l->n_gid_mappings, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, v, "timeOffsets", yajl_t_object, o,
+                             parse_time_offsets (p, o, l, err), err))
+             < 0
+      || (r = SPEC_PARSE_AT (p, v, "devices", yajl_t_array, a, parse_devices (p, a, l, err), err))
+             < 0)
     return r;
-  if (r > 0)
-    {
-      if ((r = parse_namespaces (p, o, l, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "uidMappings", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_idmaps (p, o, &l->uid_mappings, &l->n_uid_mappings, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "gidMappings", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_idmaps (p, o, &l->gid_mappings, &l->n_gid_mappings, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "timeOffsets", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_time_offsets (p, o, l, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "devices", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_devices (p, o, l, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
 
   _cleanup_free_ char **kv = NULL;
   size_t n;

@@ -166,11 +166,11 @@ parse_rlimits (struct jpath *p, yajl_val a, struct kist_process *proc, struct ki
   proc->n_rlimits = n;
   for (size_t i = 0; i < n; i++)
     {
-      yajl_val o = a->u.array.values[i];
       struct kist_rlimit *rl = &proc->rlimits[i];
-      size_t m = spec_jp_index (p, i);
-      if (!YAJL_IS_OBJECT (o))
-        return spec_jp_err (p, err, "expected object");
+      size_t m;
+      yajl_val o = spec_elem_object (p, a, i, &m, err);
+      if (o == NULL)
+        return -1;
       if ((r = spec_get_str (p, o, "type", S_REQUIRED | S_NONEMPTY, &rl->type, err)) < 0
           || (r = spec_get_u64 (p, o, "soft", true, &rl->soft, err)) < 0
           || (r = spec_get_u64 (p, o, "hard", true, &rl->hard, err)) < 0)
@@ -225,15 +225,9 @@ spec_parse_process (struct jpath *p, yajl_val v, struct kist_process **out, stru
       spec_jp_pop (p, m);
     }
 
-  r = spec_enter (p, v, "user", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
+  if ((r = SPEC_PARSE_AT (p, v, "user", yajl_t_object, u, parse_user (p, u, &proc->user, err), err))
+      < 0)
     return r;
-  if (r > 0)
-    {
-      if ((r = parse_user (p, o, &proc->user, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
 
   r = spec_enter (p, v, "args", yajl_t_array, true, &o, &m, err);
   if (r < 0)
@@ -252,26 +246,17 @@ spec_parse_process (struct jpath *p, yajl_val v, struct kist_process **out, stru
   if ((r = spec_get_str (p, v, "cwd", S_REQUIRED | S_ABSOLUTE, &proc->cwd, err)) < 0)
     return r;
 
-  r = spec_enter (p, v, "capabilities", yajl_t_object, false, &o, &m, err);
-  if (r < 0)
+  if ((r = SPEC_PARSE_AT (p, v, "capabilities", yajl_t_object, c,
+                          parse_capabilities (p, c,
+                                              proc->capabilities
+                                              = xcalloc (1, sizeof *proc->capabilities),
+                                              err),
+                          err))
+          < 0
+      || (r = SPEC_PARSE_AT (p, v, "rlimits", yajl_t_array, a, parse_rlimits (p, a, proc, err),
+                             err))
+             < 0)
     return r;
-  if (r > 0)
-    {
-      proc->capabilities = xcalloc (1, sizeof (struct kist_capabilities));
-      if ((r = parse_capabilities (p, o, proc->capabilities, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
-
-  r = spec_enter (p, v, "rlimits", yajl_t_array, false, &o, &m, err);
-  if (r < 0)
-    return r;
-  if (r > 0)
-    {
-      if ((r = parse_rlimits (p, o, proc, err)) < 0)
-        return r;
-      spec_jp_pop (p, m);
-    }
 
   if ((r = spec_get_bool (p, v, "noNewPrivileges", &proc->no_new_privileges, err)) < 0
       || (r = spec_get_int_range (p, v, "oomScoreAdj", -1000, 1000, &proc->oom_score_adj,

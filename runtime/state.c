@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "spec_json.h"
 #include "state.h"
 #include "state_int.h"
 #include "util.h"
@@ -157,47 +158,6 @@ fail:
   }
 }
 
-static int
-read_str (yajl_val root, const char *key, char **out, struct kist_error **err)
-{
-  yajl_val v = kist_json_obj_get (root, key);
-  *out = NULL;
-  if (v == NULL || YAJL_IS_NULL (v))
-    return 0;
-  if (!YAJL_IS_STRING (v))
-    return kist_error_make (err, EINVAL, "field `%s`: expected a string", key);
-  *out = xstrdup (v->u.string);
-  return 0;
-}
-
-static int
-read_int (yajl_val root, const char *key, long long min, long long max, long long *out,
-          struct kist_error **err)
-{
-  yajl_val v = kist_json_obj_get (root, key);
-  *out = 0;
-  if (v == NULL || YAJL_IS_NULL (v))
-    return 0;
-  if (!YAJL_IS_INTEGER (v))
-    return kist_error_make (err, EINVAL, "field `%s`: expected an integer", key);
-  if (YAJL_GET_INTEGER (v) < min || YAJL_GET_INTEGER (v) > max)
-    return kist_error_make (err, ERANGE, "field `%s`: %lld is out of range", key,
-                            YAJL_GET_INTEGER (v));
-  *out = YAJL_GET_INTEGER (v);
-  return 0;
-}
-
-/* An optional boolean field (absent: false). */
-static int
-read_bool (yajl_val root, const char *key, bool *out, struct kist_error **err)
-{
-  yajl_val v = kist_json_obj_get (root, key);
-  if (v != NULL && !YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
-    return kist_error_make (err, EINVAL, "field `%s`: expected true or false", key);
-  *out = YAJL_IS_TRUE (v);
-  return 0;
-}
-
 void
 kist_state_clear (struct kist_state *s)
 {
@@ -215,60 +175,69 @@ kist_state_clear (struct kist_state *s)
   memset (s, 0, sizeof *s);
 }
 
+/* state.json's fields, read with spec_json.h's accessors (the errors name
+ * the field: "pid: must be greater than -1 ..."); a malformed file is
+ * EINVAL. */
 static int
-state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
+state_fields (struct jpath *p, yajl_val root, struct kist_state *s, struct kist_error **err)
 {
-  long long v;
+  struct
+  {
+    const char *key;
+    char **out;
+  } strs[] = {
+    { "ociVersion", &s->oci_version }, { "bundle", &s->bundle },
+    { "rootfs", &s->rootfs },          { "created", &s->created },
+    { "owner", &s->owner },            { "cgroupPath", &s->cgroup_path },
+    { "cgroupCreated", &s->cgroup_created },
+  };
+  int64_t pid = 0, pid_time = 0, deadline = 0, kist_pid = 0, kist_time = 0, creator = 0,
+          creator_time = 0;
+  yajl_val ann = NULL;
   if (!YAJL_IS_OBJECT (root))
-    return kist_error_make (err, EINVAL, "expected a JSON object");
-  if (read_str (root, "id", &s->id, err) < 0
-      || read_str (root, "ociVersion", &s->oci_version, err) < 0
-      || read_str (root, "bundle", &s->bundle, err) < 0
-      || read_str (root, "rootfs", &s->rootfs, err) < 0
-      || read_str (root, "created", &s->created, err) < 0
-      || read_str (root, "owner", &s->owner, err) < 0
-      || read_str (root, "cgroupPath", &s->cgroup_path, err) < 0
-      || read_str (root, "cgroupCreated", &s->cgroup_created, err) < 0)
-    return -1;
-  if (s->id == NULL)
-    return kist_error_make (err, EINVAL, "field `id` is missing");
-
-  if (read_int (root, "pid", 0, INT_MAX, &v, err) < 0)
-    return -1;
-  s->pid = (pid_t) v;
-  if (read_int (root, "pidStartTime", 0, LLONG_MAX, &v, err) < 0)
-    return -1;
-  s->pid_start_time = (uint64_t) v;
-  if (read_int (root, "deadline", LLONG_MIN, LLONG_MAX, &v, err) < 0)
-    return -1;
-  s->deadline = v;
-  if (read_int (root, "kistPid", 0, INT_MAX, &v, err) < 0)
-    return -1;
-  s->kist_pid = (pid_t) v;
-  if (read_int (root, "kistPidStartTime", 0, LLONG_MAX, &v, err) < 0)
-    return -1;
-  s->kist_pid_start_time = (uint64_t) v;
-
-  if (read_bool (root, "started", &s->started, err) < 0
-      || read_bool (root, "creating", &s->creating, err) < 0)
-    return -1;
-  if (read_int (root, "creatorPid", 0, INT_MAX, &v, err) < 0)
-    return -1;
-  s->creator_pid = (pid_t) v;
-  if (read_int (root, "creatorPidStartTime", 0, LLONG_MAX, &v, err) < 0)
-    return -1;
-  s->creator_start_time = (uint64_t) v;
-
-  yajl_val ann = kist_json_obj_get (root, "annotations");
-  if (ann != NULL && !YAJL_IS_NULL (ann))
+    return spec_jp_err (p, err, "expected a JSON object");
+  int r = spec_get_str (p, root, "id", S_REQUIRED, &s->id, err);
+  for (size_t i = 0; r == 0 && i < KIST_ARRAY_SIZE (strs); i++)
+    r = spec_get_str (p, root, strs[i].key, 0, strs[i].out, err);
+  if (r < 0 || (r = spec_get_i64_range (p, root, "pid", 0, INT_MAX, &pid, err)) < 0
+      || (r = spec_get_i64_range (p, root, "pidStartTime", 0, INT64_MAX, &pid_time, err)) < 0
+      || (r = spec_get_i64 (p, root, "deadline", false, &deadline, err)) < 0
+      || (r = spec_get_i64_range (p, root, "kistPid", 0, INT_MAX, &kist_pid, err)) < 0
+      || (r = spec_get_i64_range (p, root, "kistPidStartTime", 0, INT64_MAX, &kist_time, err))
+             < 0
+      || (r = spec_get_bool (p, root, "started", &s->started, err)) < 0
+      || (r = spec_get_bool (p, root, "creating", &s->creating, err)) < 0
+      || (r = spec_get_i64_range (p, root, "creatorPid", 0, INT_MAX, &creator, err)) < 0
+      || (r = spec_get_i64_range (p, root, "creatorPidStartTime", 0, INT64_MAX, &creator_time,
+                                  err))
+             < 0
+      || (r = spec_get_opt (p, root, "annotations", yajl_t_object, &ann, err)) < 0)
+    return r;
+  s->pid = (pid_t) pid;
+  s->pid_start_time = (uint64_t) pid_time;
+  s->deadline = deadline;
+  s->kist_pid = (pid_t) kist_pid;
+  s->kist_pid_start_time = (uint64_t) kist_time;
+  s->creator_pid = (pid_t) creator;
+  s->creator_start_time = (uint64_t) creator_time;
+  if (ann != NULL)
     {
-      if (!YAJL_IS_OBJECT (ann))
-        return kist_error_make (err, EINVAL, "field `annotations`: expected an object");
       _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
       state_gen_tree (g, ann);
       s->annotations_json = kist_json_gen_take (g);
     }
   return 0;
+}
+
+static int
+state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
+{
+  struct jpath p = { .doc = "" };
+  int r = state_fields (&p, root, s, err);
+  free (p.buf);
+  if (r < 0 && err && *err && (*err)->errnum == 0)
+    (*err)->errnum = EINVAL;
+  return r < 0 ? -EINVAL : 0;
 }
 
 int

@@ -163,6 +163,22 @@ temp_name_of (const char *name, const char *id)
 static int remove_state_dir (int rootfd, const char *name, const char *shown,
                              struct kist_error **err);
 
+/* The directory name just made under rootfd, opened; on failure it is
+ * removed again and the error names ROOT/shown. */
+static int
+open_new_dir (int rootfd, const char *name, const char *shown, struct kist_error **err)
+{
+  int fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      unlinkat (rootfd, name, AT_REMOVEDIR);
+      _cleanup_free_ char *root = state_fd_path (rootfd);
+      return kist_error_make (err, e, "open the new state directory `%s/%s`", root, shown);
+    }
+  return fd;
+}
+
 /* Without RENAME_NOREPLACE (a file system that lacks it): mkdir in place,
  * lock, write.  Between the mkdir and the flock `kist gc` may see the dir
  * unlocked and without state.json, and remove it: that is detected. */
@@ -178,14 +194,9 @@ create_in_place (int rootfd, const char *name, const char *id, const struct kist
       _cleanup_free_ char *root = state_fd_path (rootfd);
       return kist_error_make (err, e, "create the state directory `%s/%s`", root, id);
     }
-  _cleanup_close_ int fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int fd = open_new_dir (rootfd, name, id, err);
   if (fd < 0)
-    {
-      int e = errno;
-      unlinkat (rootfd, name, AT_REMOVEDIR);
-      _cleanup_free_ char *root = state_fd_path (rootfd);
-      return kist_error_make (err, e, "open the new state directory `%s/%s`", root, id);
-    }
+    return fd;
   if (lock_dir (fd, id, err) < 0)
     {
       unlinkat (rootfd, name, AT_REMOVEDIR);
@@ -240,14 +251,9 @@ kist_state_create_with (int rootfd, const char *id, const struct kist_state *ini
                                     "there (or use another --root)"
                                   : "");
     }
-  _cleanup_close_ int fd = openat (rootfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int fd = open_new_dir (rootfd, tmp, tmp, err);
   if (fd < 0)
-    {
-      int e = errno;
-      unlinkat (rootfd, tmp, AT_REMOVEDIR);
-      _cleanup_free_ char *root = state_fd_path (rootfd);
-      return kist_error_make (err, e, "open the new state directory `%s/%s`", root, tmp);
-    }
+    return fd;
   if (lock_dir (fd, id, err) < 0 || (initial && kist_state_write (fd, initial, err) < 0))
     {
       _cleanup_error_ struct kist_error *rerr = NULL;

@@ -98,17 +98,9 @@ kist_state_init_alive (const struct kist_state *s)
 enum kist_status
 kist_state_status (const struct kist_state *s)
 {
-  char st = 0;
-  uint64_t start = 0;
   if (s != NULL && s->creating)
     return kist_state_create_abandoned (s) ? KIST_STATUS_STOPPED : KIST_STATUS_CREATING;
-  if (s == NULL || s->pid <= 0)
-    return KIST_STATUS_STOPPED;
-  if (read_proc_stat (s->pid, &st, &start) < 0)
-    return KIST_STATUS_STOPPED;
-  if (st == 'Z' || st == 'X' || st == 'x')
-    return KIST_STATUS_STOPPED;
-  if (s->pid_start_time != 0 && start != s->pid_start_time)
+  if (s == NULL || !proc_alive (s->pid, s->pid_start_time))
     return KIST_STATUS_STOPPED;
   if (s->cgroup_path != NULL && kist_cgroup_is_frozen (s->cgroup_path) == 1)
     return KIST_STATUS_PAUSED;
@@ -118,17 +110,7 @@ kist_state_status (const struct kist_state *s)
 bool
 kist_state_owner_alive (const struct kist_state *s)
 {
-  char st = 0;
-  uint64_t start = 0;
-  if (s == NULL || s->kist_pid <= 0)
-    return false;
-  if (read_proc_stat (s->kist_pid, &st, &start) < 0)
-    return false;
-  if (st == 'Z' || st == 'X' || st == 'x')
-    return false;
-  if (s->kist_pid_start_time != 0 && start != s->kist_pid_start_time)
-    return false;
-  return true;
+  return s != NULL && proc_alive (s->kist_pid, s->kist_pid_start_time);
 }
 
 const char *

@@ -132,23 +132,35 @@ kist_sync_send (int fd, char type, const void *payload, size_t len)
   return send_packet (fd, type, payload, len, NULL, 0);
 }
 
+/* recvmsg of one packet into buf (KIST_SYNC_MAX bytes), with room ctl for
+ * control messages (NULL: none), retried on EINTR: the byte count, or
+ * -errno.  *msg keeps the flags and the control messages (not the iovec). */
+static ssize_t
+recv_packet (int fd, char *buf, void *ctl, size_t ctllen, struct msghdr *msg)
+{
+  struct iovec iov = { .iov_base = buf, .iov_len = KIST_SYNC_MAX };
+  ssize_t r;
+  do
+    {
+      *msg = (struct msghdr){
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = ctllen
+      };
+      r = recvmsg (fd, msg, MSG_CMSG_CLOEXEC);
+    }
+  while (r < 0 && errno == EINTR);
+  msg->msg_iov = NULL;
+  msg->msg_iovlen = 0;
+  return r < 0 ? -errno : r;
+}
+
 int
 kist_sync_recv (int fd, char *type, char **payload, size_t *len)
 {
   _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX);
-  struct iovec iov = { .iov_base = buf, .iov_len = KIST_SYNC_MAX };
   struct msghdr msg;
-  ssize_t r;
-  do
-    {
-      memset (&msg, 0, sizeof msg);
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      r = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC);
-    }
-  while (r < 0 && errno == EINTR);
+  ssize_t r = recv_packet (fd, buf, NULL, 0, &msg);
   if (r < 0)
-    return -errno;
+    return (int) r;
   if (r == 0 && !(msg.msg_flags & MSG_TRUNC))
     return -ECONNRESET;
   return kist_sync_decode (buf, (size_t) r, msg.msg_flags, type, payload, len);
@@ -300,22 +312,11 @@ kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
     char buf[CMSG_SPACE (4 * sizeof (int))];
     struct cmsghdr align;
   } ctl;
-  struct iovec iov = { .iov_base = buf, .iov_len = KIST_SYNC_MAX };
   struct msghdr msg;
-  ssize_t r;
   *passfd = -1;
-  do
-    {
-      memset (&msg, 0, sizeof msg);
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = ctl.buf;
-      msg.msg_controllen = sizeof ctl.buf;
-      r = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC);
-    }
-  while (r < 0 && errno == EINTR);
+  ssize_t r = recv_packet (fd, buf, ctl.buf, sizeof ctl.buf, &msg);
   if (r < 0)
-    return -errno;
+    return (int) r;
   /* Keep the first fd that came; close any others (never leak them). */
   for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
     {

@@ -52,6 +52,18 @@ kist_closedirp (DIR **d)
   *d = NULL;
 }
 
+struct dirent *
+kist_readdir (DIR *d)
+{
+  for (;;)
+    {
+      errno = 0;
+      struct dirent *de = readdir (d);
+      if (de == NULL || (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0))
+        return de;
+    }
+}
+
 void
 kist_strv_free (char **v)
 {

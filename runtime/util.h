@@ -18,6 +18,9 @@ void kist_freep (void *p);          /* free(*(void **)p) */
 void kist_closep (int *fd);         /* close(*fd) if >= 0 */
 void kist_fclosep (FILE **f);
 void kist_closedirp (DIR **d);      /* closedir(*d) if set */
+/* readdir without "." and "..": NULL at the end (errno 0) or on an error
+ * (errno set). */
+struct dirent *kist_readdir (DIR *d);
 void kist_strvfreep (char ***v);    /* NULL-terminated string vector */
 #define _cleanup_free_ __attribute__ ((cleanup (kist_freep)))
 #define _cleanup_close_ __attribute__ ((cleanup (kist_closep)))

@@ -489,13 +489,10 @@ merge_dir (struct merge_ctx *c, int ufd, int dfd, const char *rel, int depth,
     }
   for (;;)
     {
-      errno = 0;
-      struct dirent *de = readdir (d);
+      struct dirent *de = kist_readdir (d);
       if (de == NULL)
         break;
       const char *name = de->d_name;
-      if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
-        continue;
       _cleanup_free_ char *sub = rel[0] ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
       struct stat us, ds;
       if (fstatat (ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)

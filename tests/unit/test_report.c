@@ -595,6 +595,19 @@ START_TEST (test_text_malformed)
       ck_assert_ptr_nonnull (err);
       ck_assert (strncmp (err->msg, "report: ", 8) == 0);
     }
+  /* The message names what is wrong. */
+  static const char *const named[][2] = {
+    { "[]", "top level" },          { "{\"layers\": 3}", "layers" },
+    { "{\"summary\": \"x\"}", "layers" }, { "{\"layers\": [1]}", "layers[0]" },
+    { "{\"layers\": [], \"summary\": 5}", "summary" },
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (named); i++)
+    {
+      _cleanup_error_ struct kist_error *e = NULL;
+      ck_assert_ptr_null (kist_report_json_to_text (named[i][0], strlen (named[i][0]), &e));
+      ck_assert_msg (strstr (e->msg, named[i][1]), "%s: want %s: %s", named[i][0], named[i][1],
+                     e->msg);
+    }
   /* Embedded NUL. */
   _cleanup_error_ struct kist_error *err = NULL;
   ck_assert_ptr_null (kist_report_json_to_text ("{\"layers\":[]}\0x", 15, &err));

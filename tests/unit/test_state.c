@@ -619,6 +619,18 @@ check_same (const struct kist_state *a, const struct kist_state *b)
   ck_assert_uint_eq (a->kist_pid_start_time, b->kist_pid_start_time);
 }
 
+/* state.json json does not read, and the error says want. */
+static void
+state_error_names (int d, const char *json, const char *want)
+{
+  _cleanup_error_ struct kist_error *e = NULL;
+  struct kist_state r;
+  ck_assert_int_eq (kist_write_file_atomic (d, "state.json", json, strlen (json), 0600, &e), 0);
+  ck_assert_int_lt (kist_state_read (d, &r, &e), 0);
+  ck_assert_msg (strstr (e->msg, want) != NULL, "`%s`: want `%s` in: %s", json, want, e->msg);
+  ck_assert_int_eq (e->errnum, EINVAL);
+}
+
 START_TEST (test_write_read)
 {
   _cleanup_error_ struct kist_error *err = NULL;
@@ -683,6 +695,15 @@ START_TEST (test_write_read)
       kist_error_free (err);
       err = NULL;
     }
+  /* The message names the field, and the error is EINVAL. */
+  state_error_names (d, "{\"pid\":1}", "id: required field is missing");
+  state_error_names (d, "{\"id\":5}", "id: expected string");
+  state_error_names (d, "{\"id\":\"c\",\"pid\":\"x\"}", "pid: expected integer");
+  state_error_names (d, "{\"id\":\"c\",\"pid\":-1}", "pid: must be greater than -1");
+  state_error_names (d, "{\"id\":\"c\",\"pidStartTime\":-1}",
+                     "pidStartTime: must be between 0 and");
+  state_error_names (d, "{\"id\":\"c\",\"started\":1}", "started: expected boolean");
+  state_error_names (d, "{\"id\":\"c\",\"annotations\":[]}", "annotations: expected object");
   /* Missing file. */
   ck_assert_int_eq (unlinkat (d, "state.json", 0), 0);
   ck_assert_int_lt (kist_state_read (d, &r, &err), 0);
