@@ -301,10 +301,8 @@ plan_add (struct kist_cgroup_plan *p, const char *file, const char *config, uint
           const char *fmt, ...)
 {
   va_list ap;
-  _cleanup_free_ char *line = NULL;
   va_start (ap, fmt);
-  if (vasprintf (&line, fmt, ap) < 0)
-    abort ();
+  _cleanup_free_ char *line = xvasprintf (fmt, ap);
   va_end (ap);
   write_add_line (plan_get (p, file, config, unit), line);
 }

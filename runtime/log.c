@@ -124,9 +124,7 @@ log_msg (const char *level, bool to_stderr, char *msg, const char *layer, bool a
 static void
 log_line (const char *level, bool to_stderr, const char *fmt, va_list ap)
 {
-  _cleanup_free_ char *msg = NULL;
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  _cleanup_free_ char *msg = xvasprintf (fmt, ap);
   log_msg (level, to_stderr, msg, NULL, false);
 }
 

@@ -162,10 +162,7 @@ vformat_or_null (const char *fmt, va_list ap)
 {
   if (fmt == NULL || fmt[0] == '\0')
     return NULL;
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    abort ();
-  return s;
+  return xvasprintf (fmt, ap);
 }
 
 /* One of kist's own recordings (skip, applied, failed): checked against the

@@ -91,10 +91,8 @@ int
 spec_jp_err (struct jpath *p, struct kist_error **err, const char *fmt, ...)
 {
   va_list ap;
-  _cleanup_free_ char *msg = NULL;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  _cleanup_free_ char *msg = xvasprintf (fmt, ap);
   va_end (ap);
   return kist_error_make (err, 0, "%s%s: %s", p->doc, p->len ? p->buf : "top level", msg);
 }

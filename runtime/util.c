@@ -129,13 +129,20 @@ xstrdup (const char *s)
 }
 
 char *
+xvasprintf (const char *fmt, va_list ap)
+{
+  char *r = NULL;
+  if (vasprintf (&r, fmt, ap) < 0)
+    abort ();
+  return r;
+}
+
+char *
 xasprintf (const char *fmt, ...)
 {
   va_list ap;
-  char *r = NULL;
   va_start (ap, fmt);
-  if (vasprintf (&r, fmt, ap) < 0)
-    abort ();
+  char *r = xvasprintf (fmt, ap);
   va_end (ap);
   return r;
 }

@@ -4,6 +4,7 @@
 #define KIST_UTIL_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,7 @@ void *xcalloc (size_t n, size_t m);
 void *xrealloc (void *p, size_t n);
 char *xstrdup (const char *s);       /* NULL -> NULL */
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+char *xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));
 void kist_strv_free (char **v);
 size_t kist_strv_len (char *const *v);
 
