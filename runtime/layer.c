@@ -128,7 +128,7 @@ const struct kist_layer_def kist_layers[] = {
     NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_terminal_apply, NULL, E (O ("terminal")),
     "the pty of the container's devpts (mounted by now); /dev/console in the init only" },
-  { KIST_PHASE_SETUP, CR, kist_dev_apply, NULL, E (C ("dev")),
+  { KIST_PHASE_SETUP, CR, kist_dev_apply, NULL, E (C ("dev", kist_dev_verify)),
     "last of the /dev work: a read-only /dev tmpfs goes read-only here" },
   { KIST_PHASE_SETUP, CR, kist_hooks_create_apply, NULL,
     E (O ("hooks.prestart"), O ("hooks.createRuntime"), O ("hooks.createContainer")),

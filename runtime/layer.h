@@ -111,6 +111,10 @@ int kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
 int kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* mounts.c (child): every entry of config.mounts, resolved inside ctx->rootfs_fd. */
 int kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* dev.c (parent, verify_view.c): every node /dev was to get, resolved in
+ * rootfd (the process's root from outside), is that device; NULL and
+ * *n_checked, else why not (newly allocated). */
+char *kist_dev_disagrees (const struct kist_spec *spec, int rootfd, size_t *n_checked);
 /* dev.c (child): the default /dev nodes and symlinks plus linux.devices. */
 int kist_dev_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* rootfs.c (child): pivot_root (or chroot with --no-pivot) and detach the old root. */

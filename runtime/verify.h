@@ -41,6 +41,8 @@ int kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist
 /* mounts, masked_paths, readonly_paths: every mount the layer made is in
  * /proc/PID/mountinfo with the flags and type it read back (mountinfo.h). */
 int kist_mounts_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* dev: every node /dev was to get is that device in /proc/PID/root. */
+int kist_dev_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* cwd: /proc/PID/cwd is process.cwd resolved in /proc/PID/root. */
 int kist_cwd_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* network.loopback: /proc/PID/net/dev lists lo, and it is up (127.0.0.1's

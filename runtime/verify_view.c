@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "layer.h"
 #include "mountinfo.h"
 #include "ns.h"
 #include "resolve.h"
@@ -185,6 +186,42 @@ kist_mounts_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
 {
   static const char *const names[] = { "mounts", "masked_paths", "readonly_paths", NULL };
   return vf_each (ctx, r, names, mounts_check, err);
+}
+
+/* -------------------------------------------------------------------- dev */
+
+/* Every node /dev was to get is that device in /proc/PID/root (dev.c). */
+static char *
+dev_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  (void) l;
+  char root[64];
+  snprintf (root, sizeof root, "/proc/%d/root", (int) ctx->pid);
+  _cleanup_close_ int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0 && (errno == EACCES || errno == EPERM))
+    {
+      *note = vf_unreadable_note (root, "");
+      return NULL;
+    }
+  if (rootfd < 0)
+    return xasprintf ("cannot open %s from outside: %s", root, strerror (errno));
+  size_t n = 0;
+  char *why = kist_dev_disagrees (ctx->spec, rootfd, &n);
+  if (why)
+    {
+      char *w = xasprintf ("from outside, in %s: %s", root, why);
+      free (why);
+      return w;
+    }
+  *note = xasprintf ("verified from outside (%zu nodes in %s/dev)", n, root);
+  return NULL;
+}
+
+int
+kist_dev_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "dev", NULL };
+  return vf_each (ctx, r, names, dev_check, err);
 }
 
 /* -------------------------------------------------------------------- cwd */

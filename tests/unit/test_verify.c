@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "layer.h"
 #include "mountinfo.h"
 #include "report.h"
 #include "resolve.h"
@@ -304,6 +305,34 @@ START_TEST (test_net)
 }
 END_TEST
 
+/* dev: the nodes /dev was to get, resolved in a root from outside; this
+ * test uses the host's root, whose /dev has the default nodes. */
+START_TEST (test_dev_nodes)
+{
+  struct kist_linux lx = { 0 };
+  struct kist_spec spec = { .linux_ = &lx };
+  int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (rootfd, 0);
+  size_t n = 0;
+  char *why = kist_dev_disagrees (&spec, rootfd, &n);
+  ck_assert_msg (why == NULL, "%s", why);
+  ck_assert_uint_eq (n, 6);
+  /* linux.devices says /dev/null is 1:5: it is not. */
+  struct kist_device d = { .path = (char *) "/dev/null", .type = 'c', .major = 1, .minor = 5 };
+  lx.devices = &d;
+  lx.n_devices = 1;
+  why = kist_dev_disagrees (&spec, rootfd, &n);
+  ck_assert_msg (why && strstr (why, "/dev/null is not a character device 1:5"), "%s", why);
+  free (why);
+  /* A node that is missing. */
+  d.path = (char *) "/dev/kist-no-such-node";
+  why = kist_dev_disagrees (&spec, rootfd, &n);
+  ck_assert_msg (why && strstr (why, "/dev/kist-no-such-node"), "%s", why);
+  free (why);
+  close (rootfd);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -319,6 +348,7 @@ main (void)
   tcase_add_test (tc, test_mounts);
   tcase_add_test (tc, test_cwd);
   tcase_add_test (tc, test_net);
+  tcase_add_test (tc, test_dev_nodes);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);
