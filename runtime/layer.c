@@ -145,11 +145,11 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_SETUP, CR, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly", kist_rootfs_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_rlimits_apply, NULL,
     E (L ("rlimit"), L ("rlimit.*", kist_rlimits_verify)), NULL },
-  { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority")),
+  { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority", kist_io_priority_verify)),
     "before the user switch and any filter" },
-  { KIST_PHASE_SETUP, CR | EX, kist_scheduler_apply, NULL, E (O ("scheduler")),
+  { KIST_PHASE_SETUP, CR | EX, kist_scheduler_apply, NULL, E (O ("scheduler", kist_scheduler_verify)),
     "before the user switch (SCHED_FIFO needs CAP_SYS_NICE)" },
-  { KIST_PHASE_SETUP, CR | EX, kist_personality_apply, NULL, E (O ("personality")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_personality_apply, NULL, E (O ("personality", kist_personality_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_memory_policy_apply, NULL, E (O ("memory_policy")), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply_early, NULL, E (C ("seccomp")),
     "here only without no_new_privileges: loading needs CAP_SYS_ADMIN, which the user switch "
@@ -163,7 +163,8 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply, NULL, E (C ("seccomp")),
     "here only a filter with a notify listener (its fd goes to the parent that still waits); "
     "every other one in START" },
-  { KIST_PHASE_SETUP, CR | EX, kist_exec_cpu_affinity_apply, NULL, E (O ("exec_cpu_affinity")),
+  { KIST_PHASE_SETUP, CR | EX, kist_exec_cpu_affinity_apply, NULL,
+    E (O ("exec_cpu_affinity", kist_exec_cpu_affinity_verify)),
     "final, as late as possible; for the init: not applicable, says so" },
 
   /* ---- START: in the container, the last steps before execve. */

@@ -12,7 +12,9 @@
  * `setarch -R`, say) reaches the container. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/syscall.h>
@@ -20,6 +22,7 @@
 
 #include "layer.h"
 #include "util.h"
+#include "verify_int.h"
 
 int
 kist_personality_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
@@ -58,6 +61,7 @@ kist_personality_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
                                req, (unsigned) got, want);
   kist_report_applied (r, "personality", req, "personality(0xffffffff): 0x%x (%s)",
                        (unsigned) got, req);
+  kist_report_expect (r, "personality", "persona=%x", (unsigned) got); /* and from outside */
   return 0;
 }
 
@@ -162,4 +166,37 @@ kist_memory_policy_apply (struct kist_ctx *ctx, struct kist_report *r, struct ki
   kist_report_applied (r, "memory_policy", req, "get_mempolicy: %s flags 0x%x nodes %s",
                        got_name ? got_name : "?", got_flags, *have ? have : "none");
   return 0;
+}
+
+/* ---- verified from outside (the registry's verify column) ------------- */
+
+/* /proc/PID/personality (hex): the domain the process read back. */
+static char *
+persona_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/personality", (int) ctx->pid);
+  _cleanup_free_ char *text = NULL, *want = vf_expect_word (l->expect, "persona");
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 64, &text, NULL, &e) < 0)
+    {
+      if (e->errnum == EACCES || e->errnum == EPERM)
+        {
+          *note = vf_unreadable_note (path, "");
+          return NULL;
+        }
+      return xasprintf ("cannot read %s from outside: %s", path, e->msg);
+    }
+  unsigned long got = strtoul (text, NULL, 16), w = want ? strtoul (want, NULL, 16) : ~0UL;
+  if (got != w)
+    return xasprintf ("from outside, %s says %lx, not %s", path, got, want ? want : "?");
+  *note = xasprintf ("verified from outside (%s)", path);
+  return NULL;
+}
+
+int
+kist_personality_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "personality", NULL };
+  return vf_each (ctx, r, names, persona_check, err);
 }

@@ -24,12 +24,21 @@
 
 #include "layer.h"
 #include "util.h"
+#include "verify_int.h"
 
 /* ---- io_priority ------------------------------------------------------ */
 
 #define KIST_IOPRIO_WHO_PROCESS 1
 #define KIST_IOPRIO_CLASS_SHIFT 13
 #define KIST_IOPRIO_PRIO_MASK ((1 << KIST_IOPRIO_CLASS_SHIFT) - 1)
+
+/* The I/O priority of pid (0: the caller): the one read of the layer, inside
+ * and from outside. */
+static long
+ioprio_of (pid_t pid)
+{
+  return syscall (SYS_ioprio_get, KIST_IOPRIO_WHO_PROCESS, (int) pid);
+}
 
 int
 kist_io_priority_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
@@ -58,7 +67,7 @@ kist_io_priority_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
                        "IOPRIO_CLASS_IDLE)"
                      : "");
     }
-  long got = syscall (SYS_ioprio_get, KIST_IOPRIO_WHO_PROCESS, 0);
+  long got = ioprio_of (0);
   if (got < 0)
     {
       int e = errno;
@@ -75,6 +84,7 @@ kist_io_priority_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
                                got_class, got_prio, cls, io->priority);
   kist_report_applied (r, "io_priority", req, "ioprio_get: %s, priority %d (0x%lx)", cls,
                        got_prio, got);
+  kist_report_expect (r, "io_priority", "ioprio=%ld", got); /* and from outside */
   return 0;
 }
 
@@ -92,6 +102,25 @@ struct kist_sched_attr
   uint64_t sched_deadline;
   uint64_t sched_period;
 };
+
+/* The scheduling attributes of pid (0: the caller), and their one-word
+ * summary: what the layer reads back inside and the parent from outside. */
+static int
+sched_attr_of (pid_t pid, struct kist_sched_attr *g)
+{
+  *g = (struct kist_sched_attr){ 0 };
+  return (int) syscall (SYS_sched_getattr, (int) pid, g, (unsigned) sizeof *g, 0U);
+}
+
+static char *
+sched_summary (const struct kist_sched_attr *g)
+{
+  return xasprintf ("policy:%u,nice:%d,priority:%u,flags:0x%" PRIx64 ",runtime:%" PRIu64
+                    ",deadline:%" PRIu64 ",period:%" PRIu64,
+                    g->sched_policy, (int) g->sched_nice, g->sched_priority,
+                    (uint64_t) g->sched_flags, (uint64_t) g->sched_runtime,
+                    (uint64_t) g->sched_deadline, (uint64_t) g->sched_period);
+}
 
 #define KIST_SCHED_FIFO 1
 #define KIST_SCHED_RR 2
@@ -184,7 +213,7 @@ kist_scheduler_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_e
     }
 
   struct kist_sched_attr g = { 0 };
-  if (syscall (SYS_sched_getattr, 0, &g, (unsigned) sizeof g, 0U) < 0)
+  if (sched_attr_of (0, &g) < 0)
     {
       int e = errno;
       return kist_report_failed (r, "scheduler", req, e, err,
@@ -220,6 +249,8 @@ kist_scheduler_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_e
                        "sched_getattr: %s (%u), nice %d, priority %u, flags 0x%" PRIx64,
                        name ? name : "?", g.sched_policy, (int) g.sched_nice, g.sched_priority,
                        (uint64_t) g.sched_flags);
+  _cleanup_free_ char *summary = sched_summary (&g);
+  kist_report_expect (r, "scheduler", "attr=%s", summary); /* and from outside */
   return 0;
 }
 
@@ -233,6 +264,17 @@ static struct
   bool recorded;        /* the initial step already recorded a failure */
   char *initial;        /* the initial affinity read back, NULL if none set */
 } affinity_state;
+
+/* The CPUs pid (0: the caller) may run on, as a list ("0-3,7") in a new
+ * string, the set in have; NULL with errno on failure. */
+static char *
+affinity_of (pid_t pid, cpu_set_t *have)
+{
+  CPU_ZERO_S (KIST_CPUSET_SIZE, have);
+  if (sched_getaffinity (pid, KIST_CPUSET_SIZE, have) < 0)
+    return NULL;
+  return kist_idlist_format ((unsigned long *) have, KIST_IDLIST_MAX);
+}
 
 /* Set the affinity to the CPUs of list (NULL: every CPU the cpuset allows,
  * the container's default) and read it back as a list in *got. */
@@ -255,13 +297,11 @@ set_affinity (const char *list, char **got, int *errnum, const char **step)
       return -1;
     }
   *step = "sched_getaffinity";
-  CPU_ZERO_S (KIST_CPUSET_SIZE, have);
-  if (sched_getaffinity (0, KIST_CPUSET_SIZE, have) < 0)
+  if ((*got = affinity_of (0, have)) == NULL)
     {
       *errnum = errno;
       return -1;
     }
-  *got = kist_idlist_format ((unsigned long *) have, KIST_IDLIST_MAX);
   *errnum = 0;
   if (list != NULL && !CPU_EQUAL_S (KIST_CPUSET_SIZE, want, have))
     {
@@ -365,5 +405,79 @@ kist_exec_cpu_affinity_apply (struct kist_ctx *ctx, struct kist_report *r,
                        affinity_state.initial ? " while kist set the process up in the container, "
                                               : "",
                        got, a->final ? "" : " (final omitted: the container's default)");
+  kist_report_expect (r, "exec_cpu_affinity", "cpus=%s", got); /* and from outside */
   return 0;
+}
+
+/* ---- verified from outside (the registry's verify column) ------------- */
+
+static char *
+io_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  _cleanup_free_ char *want = vf_expect_word (l->expect, "ioprio");
+  long got = ioprio_of (ctx->pid);
+  if (got < 0)
+    return xasprintf ("ioprio_get of pid %d from outside: %s", (int) ctx->pid, strerror (errno));
+  _cleanup_free_ char *g = xasprintf ("%ld", got);
+  if (want == NULL || strcmp (want, g) != 0)
+    return xasprintf ("from outside, ioprio_get of pid %d says 0x%lx, not %s", (int) ctx->pid,
+                      got, want ? want : "?");
+  *note = xasprintf ("verified from outside (ioprio_get of pid %d)", (int) ctx->pid);
+  return NULL;
+}
+
+int
+kist_io_priority_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "io_priority", NULL };
+  return vf_each (ctx, r, names, io_check, err);
+}
+
+static char *
+sched_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  _cleanup_free_ char *want = vf_expect_word (l->expect, "attr");
+  struct kist_sched_attr g;
+  if (sched_attr_of (ctx->pid, &g) < 0)
+    return xasprintf ("sched_getattr of pid %d from outside: %s", (int) ctx->pid,
+                      strerror (errno));
+  _cleanup_free_ char *got = sched_summary (&g);
+  if (want == NULL || strcmp (want, got) != 0)
+    return xasprintf ("from outside, sched_getattr of pid %d says %s, not %s", (int) ctx->pid,
+                      got, want ? want : "?");
+  *note = xasprintf ("verified from outside (sched_getattr of pid %d)", (int) ctx->pid);
+  return NULL;
+}
+
+int
+kist_scheduler_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  static const char *const names[] = { "scheduler", NULL };
+  return vf_each (ctx, r, names, sched_check, err);
+}
+
+static char *
+affinity_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  _cleanup_free_ char *want = vf_expect_word (l->expect, "cpus");
+  _cleanup_free_ cpu_set_t *have = CPU_ALLOC (KIST_IDLIST_MAX);
+  if (have == NULL)
+    abort ();
+  _cleanup_free_ char *got = affinity_of (ctx->pid, have);
+  if (got == NULL)
+    return xasprintf ("sched_getaffinity of pid %d from outside: %s", (int) ctx->pid,
+                      strerror (errno));
+  if (want == NULL || strcmp (want, got) != 0)
+    return xasprintf ("from outside, sched_getaffinity of pid %d says CPUs %s, not %s",
+                      (int) ctx->pid, got, want ? want : "?");
+  *note = xasprintf ("verified from outside (sched_getaffinity of pid %d)", (int) ctx->pid);
+  return NULL;
+}
+
+int
+kist_exec_cpu_affinity_verify (struct kist_ctx *ctx, struct kist_report *r,
+                               struct kist_error **err)
+{
+  static const char *const names[] = { "exec_cpu_affinity", NULL };
+  return vf_each (ctx, r, names, affinity_check, err);
 }

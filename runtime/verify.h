@@ -48,6 +48,15 @@ int kist_cwd_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 /* network.loopback: /proc/PID/net/dev lists lo, and it is up (127.0.0.1's
  * local route in /proc/PID/net/fib_trie). */
 int kist_net_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* In their layer files, which share the read with the read-back inside:
+ * io_priority (ioprio_get of PID), scheduler (sched_getattr of PID),
+ * exec_cpu_affinity (sched_getaffinity of PID): sched.c; personality
+ * (/proc/PID/personality): personality.c. */
+int kist_io_priority_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+int kist_scheduler_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+int kist_exec_cpu_affinity_verify (struct kist_ctx *ctx, struct kist_report *r,
+                                   struct kist_error **err);
+int kist_personality_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* oom_score_adj: /proc/PID/oom_score_adj is the value set. */
 int kist_oom_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* rlimit.*: /proc/PID/limits shows each applied soft:hard pair. */

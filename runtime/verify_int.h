@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: what the verifiers (verify.c, verify_view.c, verify_process.c)
  * share: the files of the waiting process, each read at most once, and the
- * helpers that settle an entry.  Not for other modules (verify.h). */
+ * helpers that settle an entry.  For the verifiers only: verify*.c, and a
+ * layer's own file where the verifier shares its read with the read-back
+ * inside (sched.c, personality.c). */
 #ifndef KIST_VERIFY_INT_H
 #define KIST_VERIFY_INT_H
 

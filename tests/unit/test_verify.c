@@ -333,6 +333,53 @@ START_TEST (test_dev_nodes)
 }
 END_TEST
 
+/* io_priority, scheduler, personality: applied by this process to itself
+ * (as the layer does in the container), then verified from outside; a
+ * changed expectation must fail. */
+typedef int (*layer_fn) (struct kist_ctx *, struct kist_report *, struct kist_error **);
+
+static void
+apply_then_verify (layer_fn apply, layer_fn verify, const char *layer, const char *key)
+{
+  struct kist_process proc = { 0 };
+  struct kist_linux lx = { 0 };
+  struct kist_spec spec = { .process = &proc, .linux_ = &lx };
+  proc.has_io_priority = true;
+  proc.io_priority = (struct kist_io_priority){ .klass = 2, .priority = 4 };
+  proc.has_scheduler = true; /* SCHED_OTHER, nice 0 */
+  lx.has_personality = true; /* LINUX */
+  struct kist_ctx ctx = { .spec = &spec, .pid = getpid () };
+  struct kist_report *r = kist_report_new ("c1", "create", NULL);
+  struct kist_error *e = NULL;
+  ck_assert_msg (apply (&ctx, r, &e) == 0, "%s: %s", layer, e ? e->msg : "");
+  ck_assert_uint_eq (r->n_layers, 1);
+  ck_assert_ptr_nonnull (r->layers[0].expect);
+  char *expect = strdup (r->layers[0].expect);
+  kist_layer_make_pending (&r->layers[0]);
+  ck_assert_int_eq (verify (&ctx, r, &e), 0);
+  ck_assert_msg (r->layers[0].applied, "%s", layer);
+  ck_assert_ptr_nonnull (strstr (r->layers[0].detail, "verified from outside"));
+  kist_report_free (r);
+  /* The same entry with another value read inside. */
+  r = kist_report_new ("c1", "create", NULL);
+  kist_report_applied (r, layer, "x", "inside");
+  kist_report_expect (r, layer, "%s=%s9", key, expect + strlen (key) + 1);
+  kist_layer_make_pending (&r->layers[0]);
+  ck_assert_int_lt (verify (&ctx, r, &e), 0);
+  ck_assert_msg (e && strstr (e->msg, "from outside"), "%s: %s", layer, e ? e->msg : "");
+  kist_error_free (e);
+  kist_report_free (r);
+  free (expect);
+}
+
+START_TEST (test_process_attributes)
+{
+  apply_then_verify (kist_io_priority_apply, kist_io_priority_verify, "io_priority", "ioprio");
+  apply_then_verify (kist_scheduler_apply, kist_scheduler_verify, "scheduler", "attr");
+  apply_then_verify (kist_personality_apply, kist_personality_verify, "personality", "persona");
+}
+END_TEST
+
 int
 main (void)
 {
@@ -349,6 +396,7 @@ main (void)
   tcase_add_test (tc, test_cwd);
   tcase_add_test (tc, test_net);
   tcase_add_test (tc, test_dev_nodes);
+  tcase_add_test (tc, test_process_attributes);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_run_all (sr, CK_NORMAL);
