@@ -138,7 +138,12 @@ vf_settle (struct kist_report *r, size_t i, int errnum, char *why, const char *n
 bool
 vf_is_pending (const struct kist_layer *l, const char *name)
 {
-  return l->expect != NULL && strcmp (l->name, name) == 0;
+  if (l->expect == NULL)
+    return false;
+  size_t nl = strlen (name);
+  if (nl >= 2 && name[nl - 1] == '*' && name[nl - 2] == '.')
+    return strncmp (l->name, name, nl - 1) == 0 && l->name[nl - 1] != '\0';
+  return strcmp (l->name, name) == 0;
 }
 
 /* Split whitespace-separated numbers; at most max. */

@@ -59,6 +59,8 @@ char *vf_status_field (struct kist_ctx *ctx, const char *field, char **why);
 int vf_settle (struct kist_report *r, size_t i, int errnum, char *why, const char *note,
                struct kist_error **err);
 
+/* Does entry l wait to be verified, and is it name, or (a family "P.*",
+ * as in layer.c) "P." and more? */
 bool vf_is_pending (const struct kist_layer *l, const char *name);
 
 /* Split whitespace-separated numbers; at most max. */
@@ -70,7 +72,8 @@ size_t vf_numbers (const char *s, uint64_t *out, size_t max);
  * inside, made before any filter or privilege drop, stands. */
 char *vf_unreadable_note (const char *link, const char *more);
 
-/* Every pending entry whose name is one of names (NULL-terminated):
+/* Every pending entry whose name is one of names (NULL-terminated; a
+ * family "P.*" matches by prefix, see vf_is_pending):
  * check gives why it disagrees (newly allocated; NULL: it agrees, with
  * *note), and the entry is settled.  Stops at the first failure that may
  * not degrade. */

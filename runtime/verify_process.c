@@ -18,36 +18,37 @@
 #include "verify_int.h"
 #include "util.h"
 
+/* Status fields f1 and f2 (newly allocated, into *v1 and *v2), or false
+ * with *why (f2 is not read when f1 fails). */
+static bool
+status_fields (struct kist_ctx *ctx, const char *f1, char **v1, const char *f2, char **v2,
+               char **why)
+{
+  *v1 = vf_status_field (ctx, f1, why);
+  *v2 = *v1 ? vf_status_field (ctx, f2, why) : NULL;
+  return *v2 != NULL;
+}
+
 /* ---------------------------------------------------------- oom_score_adj */
 
-int
-kist_oom_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+/* (No note: the detail already says what was read back inside.) */
+static char *
+oom_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
-    {
-      if (!vf_is_pending (&r->layers[i], "oom_score_adj"))
-        continue;
-      char *why = NULL;
-      _cleanup_free_ char *want = vf_expect_word (r->layers[i].expect, "adj");
-      const char *text = vf_proc_text (ctx, VF_OOM, &why);
-      if (text)
-        {
-          _cleanup_free_ char *v = xstrdup (text);
-          int got = 0, w = 0;
-          if (want == NULL || kist_parse_int (want, &w) < 0)
-            why = xstrdup ("the entry names no value to verify");
-          else if (kist_parse_int (kist_rstrip (v), &got) < 0 || got != w)
-            why = xasprintf ("from outside, /proc/%d/oom_score_adj reads `%s`, not %d",
-                             (int) ctx->pid, v, w);
-        }
-      /* (the detail already says what was read back inside) */
-      ret = vf_settle (r, i, why ? EPROTO : 0, why, NULL, err);
-    }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
+  (void) note;
+  char *why = NULL;
+  _cleanup_free_ char *want = vf_expect_word (l->expect, "adj");
+  const char *text = vf_proc_text (ctx, VF_OOM, &why);
+  if (text == NULL)
+    return why;
+  _cleanup_free_ char *v = xstrdup (text);
+  int got = 0, w = 0;
+  if (want == NULL || kist_parse_int (want, &w) < 0)
+    return xstrdup ("the entry names no value to verify");
+  if (kist_parse_int (kist_rstrip (v), &got) < 0 || got != w)
+    return xasprintf ("from outside, /proc/%d/oom_score_adj reads `%s`, not %d", (int) ctx->pid,
+                      v, w);
+  return NULL;
 }
 
 /* ---------------------------------------------------------------- rlimit.* */
@@ -88,40 +89,25 @@ limits_row (const char *text, const char *name)
   return NULL;
 }
 
-int
-kist_rlimits_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+/* Applied inside (prlimit, getrlimit before any filter): read again. */
+static char *
+rlimit_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
-    {
-      const struct kist_layer *l = &r->layers[i];
-      if (strncmp (l->name, "rlimit.", 7) != 0 || l->expect == NULL)
-        continue;
-      /* Applied inside (prlimit, getrlimit before any filter): read again. */
-      char *why = NULL;
-      _cleanup_free_ char *want = vf_expect_word (l->expect, "limit");
-      const char *text = vf_proc_text (ctx, VF_LIMITS, &why);
-      if (text)
-        {
-          _cleanup_free_ char *got = limits_row (text, l->name + 7);
-          if (want == NULL)
-            why = xstrdup ("the entry names no limit to verify");
-          else if (got == NULL)
-            why = xasprintf ("/proc/%d/limits has no row for %s", (int) ctx->pid, l->name + 7);
-          else if (strcmp (got, want) != 0)
-            why = xasprintf ("from outside, /proc/%d/limits says %s, not %s", (int) ctx->pid,
-                             got, want);
-        }
-      _cleanup_free_ char *note
-          = why ? NULL
-                : xasprintf ("verified from outside: /proc/%d/limits says %s", (int) ctx->pid,
-                             want);
-      ret = vf_settle (r, i, why ? EPROTO : 0, why, note, err);
-    }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
+  char *why = NULL;
+  _cleanup_free_ char *want = vf_expect_word (l->expect, "limit");
+  const char *text = vf_proc_text (ctx, VF_LIMITS, &why);
+  if (text == NULL)
+    return why;
+  _cleanup_free_ char *got = limits_row (text, l->name + 7);
+  if (want == NULL)
+    return xstrdup ("the entry names no limit to verify");
+  if (got == NULL)
+    return xasprintf ("/proc/%d/limits has no row for %s", (int) ctx->pid, l->name + 7);
+  if (strcmp (got, want) != 0)
+    return xasprintf ("from outside, /proc/%d/limits says %s, not %s", (int) ctx->pid, got,
+                      want);
+  *note = xasprintf ("verified from outside: /proc/%d/limits says %s", (int) ctx->pid, want);
+  return NULL;
 }
 
 /* ------------------------------------------------------------------- user */
@@ -171,8 +157,9 @@ sort_unique (uint64_t *v, size_t n)
 /* The check of one user entry: NULL when the kernel agrees (*note set),
  * else why not. */
 static char *
-check_user (struct kist_ctx *ctx, const char *expect, char **note)
+user_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
+  const char *expect = l->expect;
   char *why = NULL;
   _cleanup_free_ char *uid_s = vf_expect_word (expect, "uid"), *gid_s = vf_expect_word (expect, "gid");
   _cleanup_free_ char *groups_s = vf_expect_word (expect, "groups");
@@ -193,11 +180,8 @@ check_user (struct kist_ctx *ctx, const char *expect, char **note)
   if (!map_id (gid_map, gid, &hgid))
     return xasprintf ("gid %" PRIu64 " is not mapped in /proc/%d/gid_map", gid, (int) ctx->pid);
 
-  _cleanup_free_ char *uid_line = vf_status_field (ctx, "Uid", &why);
-  if (uid_line == NULL)
-    return why;
-  _cleanup_free_ char *gid_line = vf_status_field (ctx, "Gid", &why);
-  if (gid_line == NULL)
+  _cleanup_free_ char *uid_line = NULL, *gid_line = NULL;
+  if (!status_fields (ctx, "Uid", &uid_line, "Gid", &gid_line, &why))
     return why;
   uint64_t v[4];
   if (vf_numbers (uid_line, v, 4) != 4 || v[0] != huid || v[1] != huid || v[2] != huid
@@ -267,132 +251,78 @@ check_user (struct kist_ctx *ctx, const char *expect, char **note)
   return NULL;
 }
 
-int
-kist_user_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
-    {
-      if (!vf_is_pending (&r->layers[i], "user"))
-        continue;
-      _cleanup_free_ char *note = NULL;
-      char *why = check_user (ctx, r->layers[i].expect, &note);
-      ret = vf_settle (r, i, EPROTO, why, note, err);
-    }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
-}
-
 /* ------------------------------------------------------------ capabilities */
 
-int
-kist_caps_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+static char *
+caps_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
   static const char *const key[] = { "bnd", "eff", "prm", "inh", "amb" };
   static const char *const field[] = { "CapBnd", "CapEff", "CapPrm", "CapInh", "CapAmb" };
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
+  char *why = NULL;
+  _cleanup_free_ char *seen = xasprintf ("verified from outside: /proc/%d/status", (int) ctx->pid);
+  for (size_t s = 0; s < KIST_ARRAY_SIZE (key); s++)
     {
-      if (!vf_is_pending (&r->layers[i], "capabilities"))
-        continue;
-      char *why = NULL;
-      _cleanup_free_ char *note = xasprintf ("verified from outside: /proc/%d/status",
-                                             (int) ctx->pid);
-      for (size_t s = 0; why == NULL && s < KIST_ARRAY_SIZE (key); s++)
-        {
-          _cleanup_free_ char *want = vf_expect_word (r->layers[i].expect, key[s]);
-          _cleanup_free_ char *got = vf_status_field (ctx, field[s], &why);
-          if (got == NULL)
-            break;
-          char *e1 = NULL, *e2 = NULL;
-          unsigned long long g = strtoull (got, &e1, 16);
-          unsigned long long w = want ? strtoull (want, &e2, 16) : 0;
-          if (want == NULL || *e2 != '\0')
-            why = xasprintf ("the entry's expectation `%s` is malformed", r->layers[i].expect);
-          else if (e1 == got || *e1 != '\0' || g != w)
-            why = xasprintf ("from outside, /proc/%d/status says %s: %s, expected %016llx",
-                             (int) ctx->pid, field[s], got, w);
-          else
-            {
-              char *n = xasprintf ("%s %s %s", note, field[s], got);
-              free (note);
-              note = n;
-            }
-        }
-      ret = vf_settle (r, i, EPROTO, why, note, err);
+      _cleanup_free_ char *want = vf_expect_word (l->expect, key[s]);
+      _cleanup_free_ char *got = vf_status_field (ctx, field[s], &why);
+      if (got == NULL)
+        return why;
+      char *e1 = NULL, *e2 = NULL;
+      unsigned long long g = strtoull (got, &e1, 16);
+      unsigned long long w = want ? strtoull (want, &e2, 16) : 0;
+      if (want == NULL || *e2 != '\0')
+        return xasprintf ("the entry's expectation `%s` is malformed", l->expect);
+      if (e1 == got || *e1 != '\0' || g != w)
+        return xasprintf ("from outside, /proc/%d/status says %s: %s, expected %016llx",
+                          (int) ctx->pid, field[s], got, w);
+      char *more = xasprintf ("%s %s %s", seen, field[s], got);
+      free (seen);
+      seen = more;
     }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
+  *note = steal_pointer (&seen);
+  return NULL;
 }
 
 /* ------------------------------------------------------- no_new_privileges */
 
-int
-kist_nnp_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+static char *
+nnp_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
-    {
-      if (!vf_is_pending (&r->layers[i], "no_new_privileges"))
-        continue;
-      char *why = NULL;
-      _cleanup_free_ char *want = vf_expect_word (r->layers[i].expect, "nnp");
-      _cleanup_free_ char *got = vf_status_field (ctx, "NoNewPrivs", &why);
-      if (got && (want == NULL || strcmp (got, want) != 0))
-        why = xasprintf ("from outside, /proc/%d/status says NoNewPrivs: %s, not %s",
-                         (int) ctx->pid, got, want ? want : "?");
-      _cleanup_free_ char *note
-          = xasprintf ("verified from outside: /proc/%d/status NoNewPrivs %s", (int) ctx->pid,
-                       got ? got : "?");
-      ret = vf_settle (r, i, EPROTO, why, note, err);
-    }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
+  char *why = NULL;
+  _cleanup_free_ char *got = vf_status_field (ctx, "NoNewPrivs", &why);
+  if (got == NULL)
+    return why;
+  _cleanup_free_ char *want = vf_expect_word (l->expect, "nnp");
+  if (want == NULL || strcmp (got, want) != 0)
+    return xasprintf ("from outside, /proc/%d/status says NoNewPrivs: %s, not %s",
+                      (int) ctx->pid, got, want ? want : "?");
+  *note = xasprintf ("verified from outside: /proc/%d/status NoNewPrivs %s", (int) ctx->pid, got);
+  return NULL;
 }
 
 /* ----------------------------------------------------------------- seccomp */
 
-int
-kist_seccomp_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+static char *
+seccomp_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
-    {
-      if (!vf_is_pending (&r->layers[i], "seccomp"))
-        continue;
-      char *why = NULL;
-      _cleanup_free_ char *mode_w = vf_expect_word (r->layers[i].expect, "mode");
-      _cleanup_free_ char *filters_w = vf_expect_word (r->layers[i].expect, "filters");
-      _cleanup_free_ char *mode = vf_status_field (ctx, "Seccomp", &why);
-      _cleanup_free_ char *filters = mode ? vf_status_field (ctx, "Seccomp_filters", &why) : NULL;
-      int nf = -1, wf = -1;
-      if (mode && filters)
-        {
-          if (mode_w == NULL || strcmp (mode, mode_w) != 0)
-            why = xasprintf ("from outside, /proc/%d/status says Seccomp: %s, not %s",
-                             (int) ctx->pid, mode, mode_w ? mode_w : "?");
-          else if (kist_parse_int (filters, &nf) < 0
-                   || (filters_w ? kist_parse_int (filters_w, &wf) < 0 || nf != wf : nf < 1))
-            why = xasprintf ("from outside, /proc/%d/status says Seccomp_filters: %s, %s %s",
-                             (int) ctx->pid, filters, filters_w ? "not" : "not at least",
-                             filters_w ? filters_w : "1");
-        }
-      _cleanup_free_ char *note = xasprintf (
-          "verified from outside: /proc/%d/status Seccomp %s, Seccomp_filters %s%s",
-          (int) ctx->pid, mode ? mode : "?", filters ? filters : "?",
-          filters_w ? "" : " (the count before loading was not known)");
-      ret = vf_settle (r, i, EPROTO, why, note, err);
-    }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
+  char *why = NULL;
+  _cleanup_free_ char *mode_w = vf_expect_word (l->expect, "mode");
+  _cleanup_free_ char *filters_w = vf_expect_word (l->expect, "filters");
+  _cleanup_free_ char *mode = NULL, *filters = NULL;
+  if (!status_fields (ctx, "Seccomp", &mode, "Seccomp_filters", &filters, &why))
+    return why;
+  int nf = -1, wf = -1;
+  if (mode_w == NULL || strcmp (mode, mode_w) != 0)
+    return xasprintf ("from outside, /proc/%d/status says Seccomp: %s, not %s", (int) ctx->pid,
+                      mode, mode_w ? mode_w : "?");
+  if (kist_parse_int (filters, &nf) < 0
+      || (filters_w ? kist_parse_int (filters_w, &wf) < 0 || nf != wf : nf < 1))
+    return xasprintf ("from outside, /proc/%d/status says Seccomp_filters: %s, %s %s",
+                      (int) ctx->pid, filters, filters_w ? "not" : "not at least",
+                      filters_w ? filters_w : "1");
+  *note = xasprintf ("verified from outside: /proc/%d/status Seccomp %s, Seccomp_filters %s%s",
+                     (int) ctx->pid, mode, filters,
+                     filters_w ? "" : " (the count before loading was not known)");
+  return NULL;
 }
 
 /* ----------------------------------------------------------------- session */
@@ -418,131 +348,130 @@ stat_field (const char *stat, int n)
   return NULL;
 }
 
-int
-kist_session_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+static char *
+session_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  struct kist_verify_cache *saved = ctx->verify_cache;
-  bool owned = vf_cache_begin (ctx);
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
-    {
-      if (!vf_is_pending (&r->layers[i], "session"))
-        continue;
-      char *why = NULL;
-      _cleanup_free_ char *tty_w = vf_expect_word (r->layers[i].expect, "tty_nr");
-      _cleanup_free_ char *nspid = vf_status_field (ctx, "NSpid", &why);
-      _cleanup_free_ char *nssid = nspid ? vf_status_field (ctx, "NSsid", &why) : NULL;
-      const char *stat = nssid ? vf_proc_text (ctx, VF_STAT, &why) : NULL;
-      _cleanup_free_ char *tty = stat ? stat_field (stat, 7) : NULL;
-      uint64_t p[1] = { 0 }, s[1] = { 0 };
-      if (stat && tty == NULL)
-        why = xasprintf ("/proc/%d/stat has no tty_nr field", (int) ctx->pid);
-      else if (stat && (vf_numbers (nspid, p, 1) != 1 || vf_numbers (nssid, s, 1) != 1 || p[0] != s[0]))
-        why = xasprintf ("from outside, /proc/%d/status says NSsid: %s, NSpid: %s: not the "
-                         "leader of its own session",
-                         (int) ctx->pid, nssid, nspid);
-      else if (stat && (tty_w == NULL || strcmp (tty, tty_w) != 0))
-        why = xasprintf ("from outside, /proc/%d/stat says tty_nr %s, expected %s%s",
-                         (int) ctx->pid, tty, tty_w ? tty_w : "?",
-                         tty_w && strcmp (tty_w, "0") == 0 ? " (no controlling terminal)"
-                                                           : " (the container's pty)");
-      _cleanup_free_ char *note
-          = why ? NULL
-                : xasprintf ("verified from outside: /proc/%d/status NSsid = NSpid %" PRIu64
-                             ", /proc/%d/stat tty_nr %s",
-                             (int) ctx->pid, p[0], (int) ctx->pid, tty);
-      ret = vf_settle (r, i, EPROTO, why, note, err);
-    }
-  vf_cache_end (ctx, saved, owned);
-  return ret;
+  char *why = NULL;
+  _cleanup_free_ char *tty_w = vf_expect_word (l->expect, "tty_nr");
+  _cleanup_free_ char *nspid = NULL, *nssid = NULL;
+  if (!status_fields (ctx, "NSpid", &nspid, "NSsid", &nssid, &why))
+    return why;
+  const char *stat = vf_proc_text (ctx, VF_STAT, &why);
+  if (stat == NULL)
+    return why;
+  _cleanup_free_ char *tty = stat_field (stat, 7);
+  uint64_t p[1] = { 0 }, s[1] = { 0 };
+  if (tty == NULL)
+    return xasprintf ("/proc/%d/stat has no tty_nr field", (int) ctx->pid);
+  if (vf_numbers (nspid, p, 1) != 1 || vf_numbers (nssid, s, 1) != 1 || p[0] != s[0])
+    return xasprintf ("from outside, /proc/%d/status says NSsid: %s, NSpid: %s: not the "
+                      "leader of its own session",
+                      (int) ctx->pid, nssid, nspid);
+  if (tty_w == NULL || strcmp (tty, tty_w) != 0)
+    return xasprintf ("from outside, /proc/%d/stat says tty_nr %s, expected %s%s",
+                      (int) ctx->pid, tty, tty_w ? tty_w : "?",
+                      tty_w && strcmp (tty_w, "0") == 0 ? " (no controlling terminal)"
+                                                        : " (the container's pty)");
+  *note = xasprintf ("verified from outside: /proc/%d/status NSsid = NSpid %" PRIu64
+                     ", /proc/%d/stat tty_nr %s",
+                     (int) ctx->pid, p[0], (int) ctx->pid, tty);
+  return NULL;
 }
 
 /* fds: nothing above fd `upto` is open without close-on-exec (fds 0-2 and
  * --preserve-fds are passed on; kist's own close at the execve).  Read from
  * /proc/PID/fd and fdinfo: the container's filter cannot hide them. */
-int
-kist_fds_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+static char *
+fds_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  int ret = 0;
-  for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
+  _cleanup_free_ char *upto_w = vf_expect_word (l->expect, "upto");
+  long upto = upto_w ? strtol (upto_w, NULL, 10) : 2;
+  _cleanup_free_ char *inside_w = vf_expect_word (l->expect, "inside");
+  bool inside = inside_w && strcmp (inside_w, "ok") == 0;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/fd", (int) ctx->pid);
+  int dfd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
+  if (d == NULL)
     {
-      if (!vf_is_pending (&r->layers[i], "fds"))
-        continue;
-      _cleanup_free_ char *upto_w = vf_expect_word (r->layers[i].expect, "upto");
-      long upto = upto_w ? strtol (upto_w, NULL, 10) : 2;
-      _cleanup_free_ char *inside_w = vf_expect_word (r->layers[i].expect, "inside");
-      bool inside = inside_w && strcmp (inside_w, "ok") == 0;
-      char path[64];
-      snprintf (path, sizeof path, "/proc/%d/fd", (int) ctx->pid);
-      char *why = NULL;
-      size_t n_open = 0, n_cloexec = 0;
-      int dfd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
-      if (d == NULL)
-        {
-          int e = errno;
-          if (dfd >= 0)
-            close (dfd);
-          if (e == EACCES)
-            {
-              /* A rootless kist may not list the fds of its non-dumpable
-               * child (its mm still belongs to kist's user namespace): the
-               * child's own read-back stands, or, where its filter or /proc
-               * denied that too, the close_range that succeeded (it closes
-               * the whole range or fails). */
-              _cleanup_free_ char *n
-                  = xasprintf ("%s is not readable from outside (a non-dumpable child of a "
-                               "rootless kist): %s",
-                               path,
-                               inside ? "the read-back inside stands"
-                                      : "not read back inside either (the container's filter "
-                                        "or /proc denies it); close_range succeeded");
-              ret = vf_settle (r, i, EPROTO, NULL, n, err);
-              continue;
-            }
-          why = xasprintf ("cannot list %s from outside: %s", path, strerror (e));
-        }
-      for (struct dirent *de; d && why == NULL && (de = readdir (d));)
-        {
-          if (de->d_name[0] == '.')
-            continue;
-          long fd = strtol (de->d_name, NULL, 10);
-          n_open++;
-          if (fd <= upto)
-            continue;
-          char info[64];
-          snprintf (info, sizeof info, "/proc/%d/fdinfo/%ld", (int) ctx->pid, fd);
-          _cleanup_free_ char *text = NULL;
-          _cleanup_error_ struct kist_error *e = NULL;
-          if (kist_read_file_at (AT_FDCWD, info, 4096, &text, NULL, &e) < 0)
-            {
-              why = xasprintf ("cannot read %s from outside: %s", info, e->msg);
-              break;
-            }
-          const char *fl = strstr (text, "flags:");
-          unsigned long flags = fl ? strtoul (fl + 6, NULL, 8) : 0;
-          if (fl == NULL || !(flags & O_CLOEXEC))
-            {
-              char target[256] = "";
-              char link[96];
-              snprintf (link, sizeof link, "%s/%ld", path, fd);
-              ssize_t tl = readlink (link, target, sizeof target - 1);
-              target[tl > 0 ? tl : 0] = '\0';
-              why = xasprintf ("from outside, fd %ld (%s) is open and not close-on-exec: it would "
-                               "reach the container's program",
-                               fd, target);
-            }
-          else
-            n_cloexec++;
-        }
-      if (d)
-        closedir (d);
-      _cleanup_free_ char *note
-          = why ? NULL
-                : xasprintf ("verified from outside: /proc/%d/fd holds %zu fds, none above %ld "
-                             "without close-on-exec (%zu close at the execve)",
-                             (int) ctx->pid, n_open, upto, n_cloexec);
-      ret = vf_settle (r, i, EPROTO, why, note, err);
+      int e = errno;
+      if (dfd >= 0)
+        close (dfd);
+      if (e != EACCES)
+        return xasprintf ("cannot list %s from outside: %s", path, strerror (e));
+      /* A rootless kist may not list the fds of its non-dumpable child (its
+       * mm still belongs to kist's user namespace): the child's own
+       * read-back stands, or, where its filter or /proc denied that too,
+       * the close_range that succeeded (it closes the whole range or
+       * fails). */
+      *note = xasprintf ("%s is not readable from outside (a non-dumpable child of a rootless "
+                         "kist): %s",
+                         path,
+                         inside ? "the read-back inside stands"
+                                : "not read back inside either (the container's filter or "
+                                  "/proc denies it); close_range succeeded");
+      return NULL;
     }
-  return ret;
+  char *why = NULL;
+  size_t n_open = 0, n_cloexec = 0;
+  for (struct dirent *de; why == NULL && (de = readdir (d));)
+    {
+      if (de->d_name[0] == '.')
+        continue;
+      long fd = strtol (de->d_name, NULL, 10);
+      n_open++;
+      if (fd <= upto)
+        continue;
+      char info[64];
+      snprintf (info, sizeof info, "/proc/%d/fdinfo/%ld", (int) ctx->pid, fd);
+      _cleanup_free_ char *text = NULL;
+      _cleanup_error_ struct kist_error *e = NULL;
+      if (kist_read_file_at (AT_FDCWD, info, 4096, &text, NULL, &e) < 0)
+        {
+          why = xasprintf ("cannot read %s from outside: %s", info, e->msg);
+          break;
+        }
+      const char *fl = strstr (text, "flags:");
+      unsigned long flags = fl ? strtoul (fl + 6, NULL, 8) : 0;
+      if (fl == NULL || !(flags & O_CLOEXEC))
+        {
+          char target[256] = "";
+          char link[96];
+          snprintf (link, sizeof link, "%s/%ld", path, fd);
+          ssize_t tl = readlink (link, target, sizeof target - 1);
+          target[tl > 0 ? tl : 0] = '\0';
+          why = xasprintf ("from outside, fd %ld (%s) is open and not close-on-exec: it would "
+                           "reach the container's program",
+                           fd, target);
+        }
+      else
+        n_cloexec++;
+    }
+  closedir (d);
+  if (why)
+    return why;
+  *note = xasprintf ("verified from outside: /proc/%d/fd holds %zu fds, none above %ld "
+                     "without close-on-exec (%zu close at the execve)",
+                     (int) ctx->pid, n_open, upto, n_cloexec);
+  return NULL;
 }
+
+/* ------------------------------------------------------------ entry points */
+
+/* The verifiers of verify.h (layer.c names them): every pending entry of
+ * name, checked by check (vf_each). */
+#define VERIFIER(fn, check, name)                                                            \
+  int fn (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)                \
+  {                                                                                          \
+    static const char *const names[] = { name, NULL };                                       \
+    return vf_each (ctx, r, names, check, err);                                              \
+  }
+
+VERIFIER (kist_oom_verify, oom_check, "oom_score_adj")
+VERIFIER (kist_rlimits_verify, rlimit_check, "rlimit.*")
+VERIFIER (kist_user_verify, user_check, "user")
+VERIFIER (kist_caps_verify, caps_check, "capabilities")
+VERIFIER (kist_nnp_verify, nnp_check, "no_new_privileges")
+VERIFIER (kist_seccomp_verify, seccomp_check, "seccomp")
+VERIFIER (kist_session_verify, session_check, "session")
+VERIFIER (kist_fds_verify, fds_check, "fds")
