@@ -194,9 +194,4 @@ persona_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_personality_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "personality", NULL };
-  return vf_each (ctx, r, names, persona_check, err);
-}
+VERIFIER (kist_personality_verify, persona_check, "personality")

@@ -426,12 +426,7 @@ io_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_io_priority_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "io_priority", NULL };
-  return vf_each (ctx, r, names, io_check, err);
-}
+VERIFIER (kist_io_priority_verify, io_check, "io_priority")
 
 static char *
 sched_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
@@ -449,12 +444,7 @@ sched_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_scheduler_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "scheduler", NULL };
-  return vf_each (ctx, r, names, sched_check, err);
-}
+VERIFIER (kist_scheduler_verify, sched_check, "scheduler")
 
 static char *
 affinity_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
@@ -474,10 +464,4 @@ affinity_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_exec_cpu_affinity_verify (struct kist_ctx *ctx, struct kist_report *r,
-                               struct kist_error **err)
-{
-  static const char *const names[] = { "exec_cpu_affinity", NULL };
-  return vf_each (ctx, r, names, affinity_check, err);
-}
+VERIFIER (kist_exec_cpu_affinity_verify, affinity_check, "exec_cpu_affinity")

@@ -81,4 +81,13 @@ typedef char *(*vf_check_fn) (struct kist_ctx *ctx, const struct kist_layer *l, 
 int vf_each (struct kist_ctx *ctx, struct kist_report *r, const char *const *names,
              vf_check_fn check, struct kist_error **err);
 
+/* The entry point of a verifier (its signature in verify.h): vf_each over
+ * the entries named (a name "x.*" is the family of every "x.NAME"). */
+#define VERIFIER(fn, check, ...)                                                                   \
+  int fn (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)                    \
+  {                                                                                                \
+    static const char *const names[] = { __VA_ARGS__, NULL };                                      \
+    return vf_each (ctx, r, names, check, err);                                                    \
+  }
+
 #endif

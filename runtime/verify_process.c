@@ -460,13 +460,6 @@ fds_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 
 /* The verifiers of verify.h (layer.c names them): every pending entry of
  * name, checked by check (vf_each). */
-#define VERIFIER(fn, check, name)                                                            \
-  int fn (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)                \
-  {                                                                                          \
-    static const char *const names[] = { name, NULL };                                       \
-    return vf_each (ctx, r, names, check, err);                                              \
-  }
-
 VERIFIER (kist_oom_verify, oom_check, "oom_score_adj")
 VERIFIER (kist_rlimits_verify, rlimit_check, "rlimit.*")
 VERIFIER (kist_user_verify, user_check, "user")

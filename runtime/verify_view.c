@@ -92,14 +92,8 @@ ns_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return xasprintf ("`%s` is no namespace kist knows", l->name);
 }
 
-int
-kist_ns_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[]
-      = { "namespace.user", "namespace.mount", "namespace.pid",    "namespace.net",
-          "namespace.uts",  "namespace.ipc",   "namespace.cgroup", "namespace.time", NULL };
-  return vf_each (ctx, r, names, ns_check, err);
-}
+VERIFIER (kist_ns_verify, ns_check, "namespace.user", "namespace.mount", "namespace.pid",
+          "namespace.net", "namespace.uts", "namespace.ipc", "namespace.cgroup", "namespace.time")
 
 /* --------------------------------------------- rootfs.pivot_root, readonly */
 
@@ -151,12 +145,7 @@ root_disagrees (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_rootfs_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "rootfs.pivot_root", "rootfs.readonly", NULL };
-  return vf_each (ctx, r, names, root_disagrees, err);
-}
+VERIFIER (kist_rootfs_verify, root_disagrees, "rootfs.pivot_root", "rootfs.readonly")
 
 /* ------------------------------------- mounts, masked_paths, readonly_paths */
 
@@ -181,12 +170,7 @@ mounts_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return why;
 }
 
-int
-kist_mounts_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "mounts", "masked_paths", "readonly_paths", NULL };
-  return vf_each (ctx, r, names, mounts_check, err);
-}
+VERIFIER (kist_mounts_verify, mounts_check, "mounts", "masked_paths", "readonly_paths")
 
 /* -------------------------------------------------------------------- dev */
 
@@ -217,12 +201,7 @@ dev_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_dev_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "dev", NULL };
-  return vf_each (ctx, r, names, dev_check, err);
-}
+VERIFIER (kist_dev_verify, dev_check, "dev")
 
 /* -------------------------------------------------------------------- cwd */
 
@@ -259,12 +238,7 @@ cwd_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_cwd_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "cwd", NULL };
-  return vf_each (ctx, r, names, cwd_check, err);
-}
+VERIFIER (kist_cwd_verify, cwd_check, "cwd")
 
 /* -------------------------------------------------------- network.loopback */
 
@@ -305,9 +279,4 @@ net_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   return NULL;
 }
 
-int
-kist_net_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
-{
-  static const char *const names[] = { "network.loopback", NULL };
-  return vf_each (ctx, r, names, net_check, err);
-}
+VERIFIER (kist_net_verify, net_check, "network.loopback")
