@@ -147,10 +147,16 @@ const struct kist_layer_def kist_layers[] = {
     E (L ("rlimit"), L ("rlimit.*", kist_rlimits_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority", kist_io_priority_verify)),
     "before the user switch and any filter" },
-  { KIST_PHASE_SETUP, CR | EX, kist_scheduler_apply, NULL, E (O ("scheduler", kist_scheduler_verify)),
+  { KIST_PHASE_SETUP, CR | EX, kist_scheduler_apply, NULL,
+    E (O ("scheduler", kist_scheduler_verify)),
     "before the user switch (SCHED_FIFO needs CAP_SYS_NICE)" },
-  { KIST_PHASE_SETUP, CR | EX, kist_personality_apply, NULL, E (O ("personality", kist_personality_verify)), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_personality_apply, NULL,
+    E (O ("personality", kist_personality_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_memory_policy_apply, NULL, E (O ("memory_policy")), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_exec_cpu_affinity_apply, NULL,
+    E (O ("exec_cpu_affinity", kist_exec_cpu_affinity_verify)),
+    "final: the last step before any filter can deny setting or reading it (the user "
+    "and capability rows after it leave it as it is); for the init: not applicable, says so" },
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply_early, NULL, E (C ("seccomp")),
     "here only without no_new_privileges: loading needs CAP_SYS_ADMIN, which the user switch "
     "and the capability sets take away (as runc)" },
@@ -163,9 +169,6 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply, NULL, E (C ("seccomp")),
     "here only a filter with a notify listener (its fd goes to the parent that still waits); "
     "every other one in START" },
-  { KIST_PHASE_SETUP, CR | EX, kist_exec_cpu_affinity_apply, NULL,
-    E (O ("exec_cpu_affinity", kist_exec_cpu_affinity_verify)),
-    "final, as late as possible; for the init: not applicable, says so" },
 
   /* ---- START: in the container, the last steps before execve. */
   { KIST_PHASE_START, CR, kist_hooks_start_container, NULL, E (O ("hooks.startContainer")),

@@ -629,15 +629,19 @@ apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **
   const char *how = inside ? "getsid read back" : "not read back inside: the container's "
                                                   "seccomp filter denies getsid";
   _cleanup_error_ struct kist_error *e = NULL;
-  int pty = kist_terminal_attach (ctx, &e);
+  bool tty_read_back = false;
+  int pty = kist_terminal_attach (ctx, &tty_read_back, &e);
   if (pty < -1)
     return kist_report_failed (r, layer, "new", e->errnum, err, "%s", e->msg);
   if (pty >= 0)
     kist_report_applied (r, layer, "new",
                          "setsid: leader of a new session (%s); controlling terminal "
                          "/dev/pts/%d of the container, also stdin, stdout and stderr "
-                         "(TIOCSCTTY, tcgetsid read back)",
-                         how, pty);
+                         "(TIOCSCTTY, %s)",
+                         how, pty,
+                         tty_read_back ? "tcgetsid read back"
+                                       : "tcgetsid not read back inside: the container's "
+                                         "seccomp filter denies it");
   else
     kist_report_applied (r, layer, "new",
                          "setsid: leader of a new session, no controlling terminal (%s)", how);

@@ -261,6 +261,36 @@ else
 fi
 kist delete --force "$id" > /dev/null 2>&1
 
+# ---- 4b. exec's final CPU affinity with a filter loaded early that has neither
+#          sched_setaffinity nor sched_getaffinity: kist sets and reads it before
+#          any filter, the parent verifies it from outside -----------------------------
+cfg_reset
+C_NNP=false
+C_ARGS='["sleep", "30"]'
+C_PROCESS_EXTRA=', "execCPUAffinity": {"final": "0"}'
+C_LINUX_EXTRA=", $(profile)"
+expect_not_contains "the allowlist has no sched_setaffinity" "$(profile)" sched_setaffinity
+b=$(mkbundle affinity)
+id=$(new_id affinity)
+kc affinity-run run -d --bundle "$b" "$id"
+expect_eq "affinity, early filter: run -d exits 0" 0 "$RC"
+kc affinity-exec exec -d --pid-file "$T/affinity.pid" --report "$T/affinity.json" "$id" sleep 20
+expect_eq "affinity, early filter: exec -d exits 0" 0 "$RC"
+epid=$(cat "$T/affinity.pid" 2> /dev/null)
+if pid_alive "$epid"; then
+  expect_eq "affinity, early filter: the exec'd process runs on CPU 0" 0 \
+    "$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$epid/status")"
+  expect_eq "affinity, early filter: report: exec_cpu_affinity applied" true \
+    "$(layer_field "$T/affinity.json" exec_cpu_affinity applied)"
+  expect_contains "affinity, early filter: report: verified from outside" \
+    "$(layer_field "$T/affinity.json" exec_cpu_affinity detail)" \
+    "verified from outside (sched_getaffinity of pid $epid)"
+  kill -KILL "$epid" 2> /dev/null
+else
+  fail "affinity, early filter: the exec'd process is alive" "pid: $epid" "$(_last_err)"
+fi
+kist delete --force "$id" > /dev/null 2>&1
+
 # ---- 5. rootless: kist as nobody, a user namespace, the same allowlist ----------------
 if nobody_ok "rootless verification"; then
   nobody_dir "$XDG" 0700
