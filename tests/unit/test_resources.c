@@ -354,6 +354,7 @@ START_TEST (test_sandbox)
   ck_assert_int_eq (r->memory.limit, 0);
   ck_assert_int_eq (r->pids_limit, 0);
   kist_resources_free (r);
+  kist_sandbox_opts_clear (&o);
 }
 END_TEST
 
