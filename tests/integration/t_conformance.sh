@@ -37,6 +37,14 @@ config_refused ()
   nothing_left "$what"
 }
 
+# bundle_and_id NAME: B, the bundle NAME from the C_* variables, and id, a
+# fresh container id NAME.
+bundle_and_id ()
+{
+  B=$(mkbundle "$1")
+  id=$(new_id "$1")
+}
+
 # ---- config rules (config.md) -----------------------------------------------------
 cfg_reset
 C_TOP_EXTRA=', "annotations": {"org.example.a": "b", "": "x"}'
@@ -106,8 +114,7 @@ nothing_left "create without --bundle"
 cfg_reset
 C_PROCESS_EXTRA=', "consoleSize": {"height": 40, "width": 100}'
 sh_args 'if [ -t 0 ] || [ -t 1 ]; then echo tty; else echo notty; fi'
-B=$(mkbundle consize)
-id=$(new_id consize)
+bundle_and_id consize
 kc consize run --report "$T/consize.json" --bundle "$B" "$id"
 expect_eq "consoleSize with terminal false: run exits 0" 0 "$RC"
 expect_eq "consoleSize with terminal false: the process has no terminal" notty "$OUT"
@@ -121,8 +128,7 @@ nothing_left "consoleSize with terminal false"
 # ---- oomScoreAdj unset: oom_score_adj is inherited ------------------------------------
 cfg_reset
 sh_args 'cat /proc/self/oom_score_adj'
-B=$(mkbundle oom)
-id=$(new_id oom)
+bundle_and_id oom
 (
   echo 123 > /proc/self/oom_score_adj || exit 99
   kc oom run --bundle "$B" "$id"
@@ -138,8 +144,7 @@ cfg_reset
 with_marker
 C_HOSTNAME=before-edit
 sh_args 'hostname > /mark/host; echo original > /mark/which'
-B=$(mkbundle edited)
-id=$(new_id edited)
+bundle_and_id edited
 kc edited create --bundle "$B" "$id"
 expect_eq "edit after create: create exits 0" 0 "$RC"
 C_HOSTNAME=after-edit
@@ -224,8 +229,7 @@ nothing_left "--systemd-cgroup create"
 # update with both --resources and limit flags: refused, the report unchanged.
 cfg_reset
 C_ARGS='["sleep", "3600"]'
-B=$(mkbundle upd)
-id=$(new_id upd)
+bundle_and_id upd
 kc upd create --bundle "$B" "$id"
 expect_eq "update --resources and flags: create exits 0" 0 "$RC"
 kist report "$id" > "$T/upd0.json" 2> /dev/null
@@ -244,8 +248,7 @@ cfg_reset
 with_marker
 sh_args 'trap "echo caught > /mark/sig35" 35; echo ready > /mark/ready
          while [ ! -e /mark/sig35 ]; do sleep 0.05; done; sleep 3600'
-B=$(mkbundle rt)
-id=$(new_id rt)
+bundle_and_id rt
 kc rt run -d --bundle "$B" "$id"
 expect_eq "kill RTMIN+1: run -d exits 0" 0 "$RC"
 for _ in $(seq 100); do [ -e "$MARKDIR/ready" ] && break; sleep 0.05; done
