@@ -287,3 +287,34 @@ else
 fi
 
 [ -n "$CG_PARENT" ] && rmdir "$CG_PARENT" && CG_PARENT=
+
+# ---- rro on an rbind makes its submounts read-only too (config.md mounts, SHOULD) ----
+# The submount is a tmpfs in this test's own mount namespace (lib.sh runs
+# the test under unshare -m); `rw` is the control: the submount is
+# writable there, so the test sees a submount that rro missed.  (Plain `ro`
+# is no control: kist applies every attribute option of an rbind to the
+# whole tree, runtime/mounts_opts.c.)
+RSRC=$T/rsrc
+mkdir -p "$RSRC/sub"
+if mount -t tmpfs -o size=1m kist-conf "$RSRC/sub"; then
+  for opt in rro rw; do
+    cfg_reset
+    C_MOUNTS_EXTRA=", $(bind_json "$RSRC" /r rbind "$opt")"
+    sh_args 'for d in /r /r/sub; do
+               if touch "$d/w" 2> /dev/null; then echo "$d rw"; else echo "$d ro"; fi
+             done'
+    bundle_and_id "rbind-$opt"
+    kc "rbind-$opt" run --bundle "$B" "$id"
+    expect_eq "rbind,$opt with a submount: run exits 0" 0 "$RC"
+    case $opt in
+      rro) want="/r ro /r/sub ro" ;;
+      rw) want="/r rw /r/sub rw" ;;
+    esac
+    expect_eq "rbind,$opt with a submount: what the container can write" "$want" "$(echo $OUT)"
+    rm -f "$RSRC/w" "$RSRC/sub/w"
+  done
+  umount "$RSRC/sub"
+  nothing_left "rro on an rbind with a submount"
+else
+  skip "rro on an rbind with a submount" "cannot mount a tmpfs in the test's mount namespace"
+fi
