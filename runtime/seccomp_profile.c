@@ -484,6 +484,9 @@ parse_syscall (struct parser *ps, yajl_val e, size_t i)
   const char *one = NULL; /* docker's older single-name form */
   if ((r = spec_enter (ps->jp, e, "names", yajl_t_array, false, &names, &m, ps->err)) < 0)
     return -EINVAL;
+  if (r > 0 && names->u.array.len == 0)
+    return PERR (ps, "must contain at least one syscall name (config.md: a syscall entry's "
+                 "names MUST have at least one entry)");
   if (r == 0)
     {
       if ((r = spec_enter_str (ps->jp, e, "name", false, &one, &m, ps->err)) < 0)
@@ -612,6 +615,9 @@ parse_listener (struct parser *ps, yajl_val v)
     return -EINVAL;
   if (r > 0)
     {
+      if (p->listener_path == NULL)
+        return PERR (ps, "must not be set without listenerPath (the metadata is sent to the "
+                     "agent listening there; set listenerPath or drop listenerMetadata)");
       p->listener_metadata = xstrdup (s);
       spec_jp_pop (ps->jp, m);
     }

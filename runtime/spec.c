@@ -191,6 +191,14 @@ parse_spec (struct jpath *p, yajl_val tree, struct kist_spec *s, struct kist_err
       s->n_annotations = n;
       for (size_t i = 0; i < n; i++)
         s->annotations[i] = (struct kist_annotation){ .key = kv[2 * i], .value = kv[2 * i + 1] };
+      /* config.md: "Keys MUST NOT be an empty string". */
+      for (size_t i = 0; i < n; i++)
+        if (s->annotations[i].key[0] == '\0')
+          {
+            spec_jp_key (p, "annotations");
+            return spec_jp_err (p, err, "keys must not be empty (name the annotation, e.g. "
+                                "\"org.example.key\")");
+          }
     }
   return 0;
 }

@@ -148,11 +148,14 @@ static int
 parse_weight_device (struct jpath *p, yajl_val d, void *elem, struct kist_error **err)
 {
   struct kist_res_weight_device *w = elem;
-  bool has;
+  bool has = false, has_leaf = false;
   int r = parse_dev_numbers (p, d, &w->major, &w->minor, "weight", &w->weight, &has, err);
-  if (r < 0)
+  if (r < 0 || (r = get_u (p, d, "leafWeight", &w->leaf_weight, &has_leaf, err)) < 0)
     return r;
-  return get_u (p, d, "leafWeight", &w->leaf_weight, NULL, err);
+  /* config.md: "at least one of weight or leafWeight MUST be given". */
+  if (!has && !has_leaf)
+    return spec_jp_err (p, err, "weight or leafWeight is required");
+  return 0;
 }
 
 static int
@@ -258,6 +261,9 @@ parse_rdma (struct jpath *p, yajl_val o, struct kist_resources *res, struct kist
       if ((r = get_u (p, v, "hcaHandles", &rd->hca_handles, &rd->has_hca_handles, err)) < 0
           || (r = get_u (p, v, "hcaObjects", &rd->hca_objects, &rd->has_hca_objects, err)) < 0)
         return r;
+      /* config.md: "at least one of hcaHandles or hcaObjects MUST be given". */
+      if (!rd->has_hca_handles && !rd->has_hca_objects)
+        return spec_jp_err (p, err, "hcaHandles or hcaObjects is required");
       spec_jp_pop (p, m);
     }
   return 0;

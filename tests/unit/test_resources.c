@@ -107,6 +107,13 @@ static const struct
     "config.json: linux.resources.rdma[\"mlx 0\"]: invalid device name (no whitespace or '=')" },
   { "{\"rdma\":{\"mlx0\":{\"hcaHandles\":\"1\"}}}",
     "config.json: linux.resources.rdma.mlx0.hcaHandles: expected an integer" },
+  /* config.md: an rdma entry MUST give hcaHandles or hcaObjects. */
+  { "{\"rdma\":{\"mlx0\":{}}}",
+    "config.json: linux.resources.rdma.mlx0: hcaHandles or hcaObjects is required" },
+  /* config.md: a weightDevice entry MUST give weight or leafWeight. */
+  { "{\"blockIO\":{\"weightDevice\":[{\"major\":8,\"minor\":0,\"weight\":10},"
+    "{\"major\":8,\"minor\":16}]}}",
+    "config.json: linux.resources.blockIO.weightDevice[1]: weight or leafWeight is required" },
   { "{\"network\":{\"classID\":\"x\"}}",
     "config.json: linux.resources.network.classID: expected unsigned 32-bit integer" },
   { "{\"unified\":{\"memory.high\":1}}",

@@ -359,6 +359,15 @@ START_TEST (test_parse_malformed)
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['']"
                   ",'action':'SCMP_ACT_ALLOW'}]}",
                   "syscalls[0].names[0]: empty syscall name");
+  /* config.md: names MUST have at least one entry. */
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':[],"
+                  "'action':'SCMP_ACT_ALLOW'}]}",
+                  "syscalls[0].names: must contain at least one syscall name");
+  /* config.md: listenerMetadata MUST NOT be set without listenerPath. */
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','listenerMetadata':'m=1'}",
+                  "listenerMetadata: must not be set without listenerPath");
+  assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'','listenerMetadata':'m'}",
+                  "listenerMetadata: must not be set without listenerPath");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read']}]}",
                   "syscalls[0].action: required");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read'],"

@@ -566,6 +566,10 @@ static const struct bad_case bad_cases[] = {
     "config.json: annotations.c: expected string" },
   { NULL, NULL, NULL, "'annotations':{'io.x/y':3}",
     "config.json: annotations[\"io.x/y\"]: expected string" },
+  /* config.md: annotation keys MUST NOT be empty. */
+  { NULL, NULL, NULL, "'annotations':{'a':'b','':'x'}",
+    "config.json: annotations: keys must not be empty (name the annotation, e.g. "
+    "\"org.example.key\")" },
   { NULL, NULL, NULL, "'hooks':{'prestart':[{'path':'hook'}]}",
     "config.json: hooks.prestart[0].path: must be an absolute path, got \"hook\"" },
   { NULL, NULL, NULL, "'hooks':{'poststop':[{'path':'/h','timeout':0}]}",
