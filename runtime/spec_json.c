@@ -259,13 +259,8 @@ int
 spec_get_bool_req (struct jpath *p, yajl_val obj, const char *key, bool *out,
                    struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, true, &v, &m, err);
-  if (r < 0)
-    return r;
-  spec_jp_pop (p, m);
-  return spec_get_bool (p, obj, key, out, err);
+  int r = get_conv (p, obj, key, true, conv_bool, NULL, out, err);
+  return r < 0 ? r : 0;
 }
 
 /* The number's text as sign + digits, or false when it is not an integer
@@ -410,8 +405,10 @@ spec_get_i64 (struct jpath *p, yajl_val obj, const char *key, bool required, int
 
 /* An integer literal as int64; above INT64_MAX kept as INT64_MAX. */
 static int
-val_i64_sat (struct jpath *p, yajl_val v, int64_t *out, struct kist_error **err)
+conv_i64_sat (struct jpath *p, yajl_val v, const struct conv *c, void *out,
+              struct kist_error **err)
 {
+  (void) c;
   bool neg;
   const char *d;
   if (!int_text (v, &neg, &d))
@@ -420,7 +417,7 @@ val_i64_sat (struct jpath *p, yajl_val v, int64_t *out, struct kist_error **err)
     return 0;
   if (neg)
     return spec_jp_err (p, err, "%s is below the smallest 64-bit integer", v->u.number.r);
-  *out = INT64_MAX;
+  *(int64_t *) out = INT64_MAX;
   return 0;
 }
 
@@ -428,15 +425,9 @@ int
 spec_get_i64_sat (struct jpath *p, yajl_val obj, const char *key, int64_t *out, bool *present,
                   struct kist_error **err)
 {
-  yajl_val v;
-  size_t m;
-  int r = find (p, obj, key, false, &v, &m, err);
-  if (r > 0 && (r = val_i64_sat (p, v, out, err)) == 0)
-    {
-      spec_jp_pop (p, m);
-      if (present)
-        *present = true;
-    }
+  int r = get_conv (p, obj, key, false, conv_i64_sat, NULL, out, err);
+  if (r > 0 && present)
+    *present = true;
   return r < 0 ? r : 0;
 }
 
