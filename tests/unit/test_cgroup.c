@@ -23,6 +23,7 @@
 #include "cgroup.h"
 #include "report.h"
 #include "util.h"
+#include "unit.h"
 
 static yajl_val
 parse (const char *json)
@@ -945,9 +946,5 @@ cgroup_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (cgroup_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (cgroup_suite ());
 }

@@ -16,6 +16,7 @@
 
 #include "fsremove.h"
 #include "util.h"
+#include "unit.h"
 
 static char tmpdir[PATH_MAX];
 static int tmpfd = -1;
@@ -352,9 +353,5 @@ fsremove_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (fsremove_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (fsremove_suite ());
 }

@@ -10,6 +10,7 @@
 
 #include "layer.h"
 #include "util.h"
+#include "unit.h"
 
 #ifndef KIST_SRCDIR
 #define KIST_SRCDIR "."
@@ -321,9 +322,5 @@ main (void)
   tcase_add_test (tc, test_known_and_groups);
   tcase_add_test (tc, test_rows_are_well_formed);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return kist_unit_run (s);
 }

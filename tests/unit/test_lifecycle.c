@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lifecycle.h"
+#include "unit.h"
 
 /* The refusal of op in st, or NULL when allowed. */
 static char *
@@ -127,9 +128,5 @@ main (void)
   tcase_add_test (tc, test_table_messages);
   tcase_add_test (tc, test_signal);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return kist_unit_run (s);
 }

@@ -11,6 +11,7 @@
 
 #include "mountinfo.h"
 #include "util.h"
+#include "unit.h"
 
 static int
 parse_text (const char *text, struct kist_mountinfo *t, char **msg)
@@ -159,9 +160,5 @@ main (void)
   tcase_add_test (tc, test_self);
   tcase_add_test (tc, test_check);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return kist_unit_run (s);
 }

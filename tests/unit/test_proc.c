@@ -16,6 +16,7 @@
 #include "error.h"
 #include "report.h"
 #include "util.h"
+#include "unit.h"
 
 START_TEST (test_cap_names)
 {
@@ -341,9 +342,5 @@ proc_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (proc_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (proc_suite ());
 }

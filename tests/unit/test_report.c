@@ -12,6 +12,7 @@
 
 #include "report.h"
 #include "util.h"
+#include "unit.h"
 
 /* ---- helpers ---- */
 
@@ -746,9 +747,5 @@ report_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (report_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (report_suite ());
 }

@@ -17,6 +17,7 @@
 #include "sandbox.h"
 #include "spec.h"
 #include "util.h"
+#include "unit.h"
 
 #define ACC_ALL (BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE)
 
@@ -383,9 +384,5 @@ resources_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (resources_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (resources_suite ());
 }

@@ -29,6 +29,7 @@
 #include "spec.h"
 #include "sync.h"
 #include "util.h"
+#include "unit.h"
 
 /* Children that loaded a filter leave with a raw exit_group: _exit() is
  * noreturn, and under ASan that makes the runtime call sigaltstack first,
@@ -1557,9 +1558,5 @@ seccomp_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (seccomp_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (seccomp_suite ());
 }

@@ -14,6 +14,7 @@
 #include "resources.h"
 #include "spec.h"
 #include "util.h"
+#include "unit.h"
 
 /* Test documents are written with ' for " to stay readable; no test value
  * needs a real single quote. */
@@ -1075,9 +1076,5 @@ spec_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (spec_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (spec_suite ());
 }

@@ -20,6 +20,7 @@
 
 #include "state.h"
 #include "util.h"
+#include "unit.h"
 
 static char tmpdir[PATH_MAX];
 
@@ -924,9 +925,5 @@ state_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (state_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (state_suite ());
 }

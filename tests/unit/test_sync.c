@@ -15,6 +15,7 @@
 
 #include "sync.h"
 #include "util.h"
+#include "unit.h"
 
 /* ---- helpers ---- */
 
@@ -549,9 +550,5 @@ sync_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (sync_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (sync_suite ());
 }

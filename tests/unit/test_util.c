@@ -16,6 +16,7 @@
 #include "report.h"
 #include "state.h"
 #include "util.h"
+#include "unit.h"
 
 static char tmpdir[PATH_MAX];
 static int tmpfd = -1;
@@ -446,9 +447,5 @@ util_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (util_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return kist_unit_run (util_suite ());
 }

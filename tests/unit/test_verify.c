@@ -22,6 +22,7 @@
 #include "resolve.h"
 #include "spec.h"
 #include "verify.h"
+#include "unit.h"
 
 struct fixture
 {
@@ -398,9 +399,5 @@ main (void)
   tcase_add_test (tc, test_dev_nodes);
   tcase_add_test (tc, test_process_attributes);
   suite_add_tcase (s, tc);
-  SRunner *sr = srunner_create (s);
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return kist_unit_run (s);
 }
