@@ -157,6 +157,8 @@ const struct kist_layer_def kist_layers[] = {
     E (O ("exec_cpu_affinity", kist_exec_cpu_affinity_verify)),
     "final: the last step before any filter can deny setting or reading it (the user "
     "and capability rows after it leave it as it is); for the init: not applicable, says so" },
+  { KIST_PHASE_SETUP, CR | EX, kist_session_apply, NULL, E (C ("session", kist_session_verify)),
+    "setsid and the controlling terminal before any filter can deny them (TIOCSCTTY)" },
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply_early, NULL, E (C ("seccomp")),
     "here only without no_new_privileges: loading needs CAP_SYS_ADMIN, which the user switch "
     "and the capability sets take away (as runc)" },
@@ -174,9 +176,9 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_START, CR, kist_hooks_start_container, NULL, E (O ("hooks.startContainer")),
     "after `start`, in the container, before the process" },
   { KIST_PHASE_START, CR | EX, NULL, "kist_process_exec (process.c), after the rows above",
-    E (C ("session", kist_session_verify), C ("parent_death_signal"), C ("fds", kist_fds_verify),
+    E (C ("parent_death_signal"), C ("fds", kist_fds_verify),
        C ("seccomp", kist_seccomp_verify), O ("exec")),
-    "a new session, the parent-death signal (sandbox), every fd kist holds closed, the filter "
+    "the parent-death signal (sandbox), every fd kist holds closed, the filter "
     "last of all, READY, execve; "
     "`exec` is recorded by the caller when the close-on-exec connection closes" },
 

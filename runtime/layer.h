@@ -162,6 +162,8 @@ int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 int kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child, after caps): no_new_privileges. */
 int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* process.c (child, before any filter): a new session, the controlling terminal. */
+int kist_session_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* seccomp.c (child, last of the layers): only a profile with a notify
  * listener, whose fd must reach the parent that is still waiting; every
  * other filter is loaded by kist_seccomp_apply_last. */

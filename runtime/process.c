@@ -601,50 +601,39 @@ kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
 /* A new session without a controlling terminal, so that nothing in the
  * container can push input into the caller's terminal with TIOCSTI
  * (bubblewrap CVE-2017-5226) or get its signals; with process.terminal, the
- * container's own pty becomes its controlling terminal and stdio.  Read
- * back with getsid and tcgetsid. */
-static int
-apply_session (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+ * container's own pty becomes its controlling terminal and stdio.  A row of
+ * its own before any filter (layer.c): an early filter (noNewPrivileges
+ * false) may deny setsid or the TIOCSCTTY ioctl.  Read back inside with
+ * getsid and tcgetsid, and from outside by the parent (NSsid of
+ * /proc/PID/status, tty_nr of /proc/PID/stat: kist_session_verify). */
+int
+kist_session_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   const char *layer = "session";
-  pid_t sid = setsid ();
-  if (sid < 0)
+  if (setsid () < 0)
     {
       int e = errno;
       return kist_report_failed (r, layer, "new", e, err, "setsid: %s", strerror (e));
     }
-  /* getsid read back where the filter lets it through (with
-   * noNewPrivileges false the container's filter is loaded already); the
-   * parent reads NSsid of /proc/PID/status and tty_nr of /proc/PID/stat from
-   * outside in any case (verify.c kist_session_verify). */
-  bool inside = kist_inside_allows (ctx, SYS_getsid, NULL) && kist_inside_allows (ctx, SYS_getpid, NULL);
-  if (inside)
-    {
-      pid_t got = getsid (0);
-      if (got != getpid ())
-        return kist_report_failed (r, layer, "new", EPROTO, err,
-                                   "after setsid, getsid(0) is %d, not the process (%d)",
-                                   (int) got, (int) getpid ());
-    }
-  const char *how = inside ? "getsid read back" : "not read back inside: the container's "
-                                                  "seccomp filter denies getsid";
+  pid_t got = getsid (0);
+  if (got != getpid ())
+    return kist_report_failed (r, layer, "new", EPROTO, err,
+                               "after setsid, getsid(0) is %d, not the process (%d)", (int) got,
+                               (int) getpid ());
   _cleanup_error_ struct kist_error *e = NULL;
-  bool tty_read_back = false;
-  int pty = kist_terminal_attach (ctx, &tty_read_back, &e);
+  int pty = kist_terminal_attach (ctx, &e);
   if (pty < -1)
     return kist_report_failed (r, layer, "new", e->errnum, err, "%s", e->msg);
   if (pty >= 0)
     kist_report_applied (r, layer, "new",
-                         "setsid: leader of a new session (%s); controlling terminal "
-                         "/dev/pts/%d of the container, also stdin, stdout and stderr "
-                         "(TIOCSCTTY, %s)",
-                         how, pty,
-                         tty_read_back ? "tcgetsid read back"
-                                       : "tcgetsid not read back inside: the container's "
-                                         "seccomp filter denies it");
+                         "setsid: leader of a new session (getsid read back); controlling "
+                         "terminal /dev/pts/%d of the container, also stdin, stdout and stderr "
+                         "(TIOCSCTTY, tcgetsid read back)",
+                         pty);
   else
     kist_report_applied (r, layer, "new",
-                         "setsid: leader of a new session, no controlling terminal (%s)", how);
+                         "setsid: leader of a new session, no controlling terminal (getsid read "
+                         "back)");
   /* tty_nr as /proc/PID/stat shows it: the pty slave is (136, N), encoded
    * as the kernel's new_encode_dev; 0 without a controlling terminal. */
   unsigned long tty_nr = 0;
@@ -813,8 +802,6 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
                    struct kist_error **err)
 {
   int fd = ctx->sync_fd;
-  if (apply_session (ctx, r, err) < 0)
-    return -1;
   /* A sandbox's init dies with its kist; the user switch cleared it. */
   if (ctx->die_with_parent)
     {

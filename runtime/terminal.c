@@ -255,9 +255,8 @@ kist_terminal_stdio (struct kist_ctx *ctx)
 }
 
 int
-kist_terminal_attach (struct kist_ctx *ctx, bool *read_back, struct kist_error **err)
+kist_terminal_attach (struct kist_ctx *ctx, struct kist_error **err)
 {
-  *read_back = false;
   int slave = ctx->tty.slave;
   if (slave < 0)
     return -1;
@@ -271,14 +270,10 @@ kist_terminal_attach (struct kist_ctx *ctx, bool *read_back, struct kist_error *
   if (slave > 2)
     close (slave);
   ctx->tty.slave = -1;
-  /* Read back where the filter lets it through (with noNewPrivileges false
-   * the container's filter is loaded already); the parent reads tty_nr of
-   * /proc/PID/stat from outside in any case (kist_session_verify). */
-  const uint64_t tiocgsid[6] = { 0, TIOCGSID };
-  *read_back = kist_inside_allows (ctx, SYS_ioctl, tiocgsid)
-               && kist_inside_allows (ctx, SYS_getpid, NULL);
-  pid_t sid = *read_back ? tcgetsid (0) : 0;
-  if (*read_back && sid != getpid ())
+  /* Before any filter (kist_session_apply); the parent reads tty_nr of
+   * /proc/PID/stat from outside too (kist_session_verify). */
+  pid_t sid = tcgetsid (0);
+  if (sid != getpid ())
     return kist_error_make (err, EPROTO, "after TIOCSCTTY, tcgetsid(0) is %d, not the process (%d)",
                             (int) sid, (int) getpid ()),
            -2;

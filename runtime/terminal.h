@@ -35,11 +35,11 @@ int kist_terminal_apply (struct kist_ctx *ctx, struct kist_report *r, struct kis
  * already while it waits for start, as runc's init has them. */
 void kist_terminal_stdio (struct kist_ctx *ctx);
 
-/* Child, right after setsid: the slave becomes the controlling terminal
- * (TIOCSCTTY) and stdin, stdout, stderr; read back with tcgetsid where
- * the container's filter (loaded early) lets it through (*read_back).
- * Returns the pty number, -1 when there is no terminal, or < -1 with *err. */
-int kist_terminal_attach (struct kist_ctx *ctx, bool *read_back, struct kist_error **err);
+/* Child, right after setsid (before any filter): the slave becomes the
+ * controlling terminal (TIOCSCTTY) and stdin, stdout, stderr; read back
+ * with tcgetsid.  Returns the pty number, -1 when there is no terminal, or
+ * < -1 with *err. */
+int kist_terminal_attach (struct kist_ctx *ctx, struct kist_error **err);
 
 /* Parent, when the child's KIST_SYNC_PTY packet came (takes master): with
  * --console-socket, sent there now, before the process runs (as runc);

@@ -168,6 +168,26 @@ expect_eq "run --console-socket: the program's exit status" 4 "$RC"
 expect_contains "run --console-socket: the output went to the socket's pty" "$ROUT" "RUN-TTY"
 expect_not_contains "run --console-socket: nothing on kist's own stdout" "$OUT" "RUN-TTY"
 
+# An early filter (noNewPrivileges false: loaded before the user switch) that
+# denies ioctl: the session and the controlling terminal come before any
+# filter, so the terminal still works (it failed with TIOCSCTTY EPERM while
+# they came after it).
+# (isatty is an ioctl too: the program only writes.)
+sh_args 'echo EARLY-TTY; exit 4'
+C_NNP=false
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["ioctl"], "action": "SCMP_ACT_ERRNO"}]}'
+B=$(mkbundle csearly)
+id=$(new_id csearly)
+recv_start csearly "$T/csearly.sock"
+kc csearly run --bundle "$B" --console-socket "$T/csearly.sock" --report "$T/csearly.json" "$id"
+recv_wait csearly
+expect_eq "early filter denying ioctl, with a terminal: the program's exit status" 4 "$RC"
+expect_contains "early filter denying ioctl: the output went to the socket's pty" "$ROUT" "EARLY-TTY"
+expect_contains "early filter denying ioctl: the session entry names the controlling terminal" \
+  "$(layer_field "$T/csearly.json" session detail)" "controlling terminal /dev/pts/"
+C_NNP=true
+C_LINUX_EXTRA=
+
 # ---- 5. bad combinations: clear errors, nothing left ---------------------------------
 sh_args 'true'
 B=$(mkbundle bad)
