@@ -375,6 +375,8 @@ static const struct cmd_help helps[] = {
     "      --core SIZE             RLIMIT_CORE\n"
     "      --cpu-time SECONDS      RLIMIT_CPU\n"
     "      --timeout DURATION      kill the whole sandbox after DURATION (exit 124)\n"
+    "      --grace DURATION        after SIGINT, SIGTERM, SIGHUP or SIGQUIT (passed on to the\n"
+    "                              command), kill the whole sandbox DURATION later (default: 3s)\n"
     "      --report FILE|-         write the report to FILE, or to stdout\n"
     "      --report-fd N           write the report to file descriptor N\n"
     "      --report-format json|text  format of --report and --report-fd (default: json)\n"

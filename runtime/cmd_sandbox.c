@@ -33,6 +33,8 @@ struct sb_flags
   const char *allow_degraded;
   const char *timeout_arg;
   int64_t timeout_ms;   /* 0: none */
+  const char *grace_arg;
+  int64_t grace_ms;     /* after SIGINT/SIGTERM/SIGHUP/SIGQUIT: then the scope is killed */
 };
 
 static int
@@ -84,7 +86,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
   {
     O_ROOTFS = 256, O_RO, O_RW, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
-    O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_REPORT,
+    O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
     O_REPORTFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
   };
   static const struct option opts[] = {
@@ -116,6 +118,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "core", required_argument, NULL, O_CORE },
     { "cpu-time", required_argument, NULL, O_CPUTIME },
     { "timeout", required_argument, NULL, O_TIMEOUT },
+    { "grace", required_argument, NULL, O_GRACE },
     { "report", required_argument, NULL, O_REPORT },
     { "report-fd", required_argument, NULL, O_REPORTFD },
     { "report-format", required_argument, NULL, O_REPORTFMT },
@@ -273,11 +276,15 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         o->rlimit[KIST_SB_RLIMIT_CPU] = u, o->has_rlimit[KIST_SB_RLIMIT_CPU] = true;
         break;
       case O_TIMEOUT:
-        if (kist_sandbox_parse_duration (optarg, &f->timeout_ms) < 0)
-          return usage_error (err, "--timeout `%s`: expected a duration such as 30, 1.5s, 500ms "
-                                   "or 2m",
+      case O_GRACE:
+        if (kist_sandbox_parse_duration (optarg, c == O_TIMEOUT ? &f->timeout_ms : &f->grace_ms) < 0)
+          return usage_error (err,
+                              c == O_TIMEOUT ? "--timeout `%s`: expected a duration such as 30, "
+                                               "1.5s, 500ms or 2m"
+                                             : "--grace `%s`: expected a duration such as 3, "
+                                               "1.5s, 500ms or 0",
                               optarg);
-        f->timeout_arg = optarg;
+        *(c == O_TIMEOUT ? &f->timeout_arg : &f->grace_arg) = optarg;
         break;
       case O_REPORT: f->report_path = optarg; break;
       case O_REPORTFD:
@@ -386,19 +393,30 @@ now_ms (void)
   return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Wait for the init, at most until deadline_ms (monotonic; 0 = forever).
- * Slices keep a forwarded signal (EINTR) from stretching the timeout. */
+/* Wait for the init, at most until deadline_ms (monotonic; 0 = forever),
+ * or until grace_ms after kist passed on a signal that asks the command to
+ * end (*ended: that signal; KIST_WAIT_GRACE).  Slices of at most 100 ms
+ * notice the signal and keep it (EINTR) from stretching the timeout. */
+#define KIST_WAIT_GRACE (KIST_WAIT_TIMEOUT - 1)
 static int
-wait_until (pid_t pid, int64_t deadline_ms, struct kist_error **err)
+wait_until (pid_t pid, int64_t deadline_ms, int64_t grace_ms, int *ended, struct kist_error **err)
 {
-  if (deadline_ms == 0)
-    return kist_wait_status (pid, -1, err);
+  int64_t grace_end = 0;
   for (;;)
     {
-      int64_t left = deadline_ms - now_ms ();
-      if (left <= 0)
+      int64_t now = now_ms ();
+      if (deadline_ms && now >= deadline_ms)
         return KIST_WAIT_TIMEOUT;
-      int st = kist_wait_status (pid, left > 1000 ? 1000 : (int) left, err);
+      if (grace_end == 0 && (*ended = kist_forwarded_end ()) != 0)
+        grace_end = now + grace_ms;
+      if (grace_end && now >= grace_end)
+        return KIST_WAIT_GRACE;
+      int64_t left = 100;
+      if (deadline_ms && deadline_ms - now < left)
+        left = deadline_ms - now;
+      if (grace_end && grace_end - now < left)
+        left = grace_end - now;
+      int st = kist_wait_status (pid, (int) left, err);
       if (st != KIST_WAIT_TIMEOUT)
         return st;
     }
@@ -521,10 +539,40 @@ teardown (int rootfd, const char *root, const char *id, const struct kist_sandbo
   return 0;
 }
 
+/* The "signal" entry: which signal that asks the command to end kist
+ * passed on (to the init, which passes it to the command), and whether the
+ * command ended within --grace or the sandbox was killed. */
+static void
+record_signal (struct kist_report *r, const struct sb_flags *f, int ended, bool graced,
+               int status)
+{
+  if (ended == 0)
+    {
+      kist_report_skip (r, "signal", "none: kist passed on no signal that asks the command to end");
+      return;
+    }
+  const char *abbrev = sigabbrev_np (ended);
+  _cleanup_free_ char *sig = xasprintf ("SIG%s", abbrev ? abbrev : "?");
+  if (!graced)
+    {
+      kist_report_applied (r, "signal", sig,
+                           "passed on to the command, which ended within --grace %s (status %d)",
+                           f->grace_arg, status);
+      return;
+    }
+  kist_report_applied (r, "signal", sig,
+                       "passed on to the command, which had not ended after --grace %s: every "
+                       "process of the sandbox was killed (SIGKILL)",
+                       f->grace_arg);
+  dprintf (STDERR_FILENO,
+           "kist: the sandbox still ran --grace %s after %s: every process was killed\n",
+           f->grace_arg, sig);
+}
+
 int
 kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  struct sb_flags f = { .report_fd = -1 };
+  struct sb_flags f = { .report_fd = -1, .grace_ms = 3000, .grace_arg = "3s" };
   kist_sandbox_opts_init (&f.o);
   int status = KIST_EXIT_FAILURE;
   _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL, *policy = NULL;
@@ -559,6 +607,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .config_len = config_len,
     .resources = sb_res,
     .die_with_parent = true,
+    .with_init = true,
     .exact_env = true,
     .deadline = (int64_t) time (NULL)
                 + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
@@ -589,14 +638,23 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   ran = true;
 
   int64_t deadline = f.timeout_ms ? start_ms + f.timeout_ms : 0;
-  status = wait_until (pid, deadline, err);
-  if (status == KIST_WAIT_TIMEOUT)
+  int ended = 0;
+  status = wait_until (pid, deadline, f.grace_ms, &ended, err);
+  bool graced = status == KIST_WAIT_GRACE;
+  if (!graced)
+    ended = kist_forwarded_end ();
+  if (status == KIST_WAIT_TIMEOUT || graced)
     {
       _cleanup_error_ struct kist_error *kerr = NULL;
       if (kist_container_kill (rootfd, id, SIGKILL, true, &kerr) < 0)
-        kist_log_warn ("sandbox timeout: %s", kerr->msg);
+        kist_log_warn ("sandbox %s: %s", graced ? "--grace" : "timeout", kerr->msg);
       kill (pid, SIGKILL);   /* the init itself, in any case */
-      kist_wait_status (pid, -1, NULL);
+      int st = kist_wait_status (pid, -1, NULL);
+      if (graced)
+        status = st;
+    }
+  if (status == KIST_WAIT_TIMEOUT)
+    {
       kist_report_applied (r, "timeout", f.timeout_arg, "expired: every process of the sandbox "
                                                          "was killed (SIGKILL)");
       dprintf (STDERR_FILENO,
@@ -612,6 +670,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
                          (double) (now_ms () - start_ms) / 1000.0);
   else
     kist_report_skip (r, "timeout", "no --timeout; deadline for kist gc: start + 24 h");
+  record_signal (r, &f, ended, graced, status);
 
 teardown:
   {

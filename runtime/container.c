@@ -638,6 +638,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
              .preserve_fds = o->preserve_fds, .no_pivot = o->no_pivot,
              .no_new_keyring = o->no_new_keyring, .console_socket = o->console_socket,
              .pid_file = o->pid_file, .die_with_parent = o->die_with_parent,
+             .with_init = o->with_init,
              .exact_env = o->exact_env, .tty = { .slave = -1, .index = -1, .master = -1,
                                                  .console = true, .relay = o->pty_master != NULL } }
   };
@@ -707,7 +708,8 @@ start_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **
   struct start_collect *s = c->arg;
   struct kist_ctx v = { .id = s->id, .pid = s->pid, .rootfs_fd = -1, .sync_fd = -1,
                         .start_fd = -1, .state_dirfd = -1, .bundle_fd = -1, .exec_fd = -1 };
-  if (kist_verify_outside (&v, s->pid, r, err) < 0)
+  pid_t vpid = kist_init_command_pid (s->pid, r, err);
+  if (vpid < 0 || kist_verify_outside (&v, vpid, r, err) < 0)
     return -1;
   s->ready = true;
   if (s->on_ready && !s->scratch)

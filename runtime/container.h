@@ -76,6 +76,7 @@ struct kist_create_opts
   size_t config_len;
   const struct kist_resources *resources; /* kist sandbox: replaces linux.resources (copied) */
   bool die_with_parent;
+  bool with_init;                /* kist sandbox: kist's init as PID 1 (init.c) */
   bool exact_env;                /* kist sandbox: no HOME added to process.env */
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's

@@ -176,17 +176,18 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_START, CR, kist_hooks_start_container, NULL, E (O ("hooks.startContainer")),
     "after `start`, in the container, before the process" },
   { KIST_PHASE_START, CR | EX, NULL, "kist_process_exec (process.c), after the rows above",
-    E (C ("parent_death_signal"), C ("fds", kist_fds_verify),
+    E (O ("init", kist_init_verify), C ("parent_death_signal"), C ("fds", kist_fds_verify),
        C ("seccomp", kist_seccomp_verify), O ("exec")),
-    "the parent-death signal (sandbox), every fd kist holds closed, the filter "
+    "kist's init forks the command (sandbox), the parent-death signal (sandbox), every fd kist holds closed, the filter "
     "last of all, READY, execve; "
     "`exec` is recorded by the caller when the close-on-exec connection closes" },
 
   /* ---- AFTER: kist, once the process runs or ended. */
   { KIST_PHASE_AFTER, CR, NULL, "kist start (hooks.c), after the execve", E (O ("hooks.poststart")),
     NULL },
-  { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), while it waits", E (O ("timeout")),
-    NULL },
+  { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), while it waits",
+    E (O ("timeout"), O ("signal")),
+    "signal: SIGINT, SIGTERM, SIGHUP or SIGQUIT passed on; the scope killed after --grace" },
   { KIST_PHASE_AFTER, CR, NULL, "kist delete (hooks.c), after the container is gone",
     E (O ("hooks.poststop")), NULL },
   { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), in its teardown", E (O ("workspace")),

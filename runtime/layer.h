@@ -36,6 +36,8 @@ struct kist_ctx
   int preserve_fds;              /* --preserve-fds N: fds 3..3+N-1 are passed on */
   const char *console_socket;    /* --console-socket */
   bool die_with_parent;          /* kist sandbox: keep PR_SET_PDEATHSIG through exec */
+  bool with_init;                /* kist sandbox: kist's init stays PID 1, the command is
+                                    its child (init.c) */
   bool exact_env;                /* kist sandbox: the environment is exactly process.env
                                     (no HOME added from /etc/passwd) */
   const char *pid_file;          /* --pid-file */
@@ -162,6 +164,14 @@ int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 int kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child, after caps): no_new_privileges. */
 int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* init.c (child, first of kist_process_exec): with ctx->with_init, fork;
+ * the parent stays as PID 1 (forwards signals, reaps, exits with the
+ * command's status) and never returns; the child returns 0 and goes on. */
+int kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* init.c (parent, at READY): the pid to verify from outside: the command
+ * under kist's init when r has the init entry pending, else init itself;
+ * < 0 with *err. */
+pid_t kist_init_command_pid (pid_t init, const struct kist_report *r, struct kist_error **err);
 /* process.c (child, before any filter): a new session, the controlling terminal. */
 int kist_session_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* seccomp.c (child, last of the layers): only a profile with a notify

@@ -448,13 +448,21 @@ kist_parse_signal (const char *s)
 
 /* ------------------------------------------------- waiting and signals */
 
-static volatile sig_atomic_t forward_pid;
+static volatile sig_atomic_t forward_pid, forwarded_end;
 
 static void
 forward_signal (int sig)
 {
   if (forward_pid > 0)
     kill ((pid_t) forward_pid, sig);
+  if (sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM)
+    forwarded_end = sig;
+}
+
+int
+kist_forwarded_end (void)
+{
+  return forwarded_end;
 }
 
 void

@@ -156,6 +156,9 @@ int kist_parse_signal (const char *s);
 
 /* Forward HUP INT QUIT TERM USR1 USR2 WINCH CONT to pid (run, sandbox). */
 void kist_forward_signals (pid_t pid);
+/* The last of SIGHUP, SIGINT, SIGQUIT, SIGTERM that kist_forward_signals
+ * passed on, 0 if none. */
+int kist_forwarded_end (void);
 /* Wait for our child pid: its exit status (128+N for signal N), or
  * KIST_WAIT_TIMEOUT when timeout_ms (>= 0) passed first (not reaped then),
  * or a negative value with *err. */

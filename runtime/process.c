@@ -802,6 +802,8 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
                    struct kist_error **err)
 {
   int fd = ctx->sync_fd;
+  if (kist_init_fork (ctx, r, err) < 0)
+    return -1;
   /* A sandbox's init dies with its kist; the user switch cleared it. */
   if (ctx->die_with_parent)
     {

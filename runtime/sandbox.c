@@ -611,7 +611,13 @@ g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
       {
         kist_jgen_map_open (g);
         kist_jgen_kstr (g, "type", rlimit_names[i]);
-        kist_jgen_kint (g, "hard", (long long) o->rlimit[i]);
+        /* --cpu-time: SIGXCPU at the soft limit (exit 152, as a shell's
+         * ulimit -t gives), SIGKILL a second later for a program that
+         * catches it. */
+        uint64_t hard = o->rlimit[i];
+        if (i == KIST_SB_RLIMIT_CPU && hard < UINT64_MAX / 2)
+          hard++;
+        kist_jgen_kint (g, "hard", (long long) hard);
         kist_jgen_kint (g, "soft", (long long) o->rlimit[i]);
         kist_jgen_map_close (g);
       }

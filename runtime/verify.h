@@ -31,6 +31,9 @@
 int kist_verify_outside (struct kist_ctx *ctx, pid_t pid, struct kist_report *r,
                          struct kist_error **err);
 
+/* init: the command's parent is PID 1 of its pid namespace (kist's init),
+ * the command is not, and it leads its own session. */
+int kist_init_verify (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* namespace.*: /proc/PID/ns/NAME is the namespace the container read back
  * inside, the joined path's, or (new) not kist's own; a new pid namespace
  * makes the process pid 1 (NSpid of /proc/PID/status). */

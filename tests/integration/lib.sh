@@ -497,6 +497,19 @@ sandbox_dirs_empty ()
   done
 }
 
+# ks TAG ARGS...: `kist sandbox ARGS` as root (MODE=root) or as nobody
+# (MODE=nobody, from /); the tag gets the mode's prefix; sets RC, OUT, ERR.
+ks ()
+{
+  local tag=${MODE:-root}-$1
+  shift
+  if [ "${MODE:-root}" = root ]; then
+    kc "$tag" sandbox "$@"
+  else
+    kn_in / "$tag" sandbox "$@"
+  fi
+}
+
 # kn_in DIR TAG ARGS...: like kc, but kist runs as nobody from DIR, with
 # XDG_RUNTIME_DIR=$XDG and no --root; sets RC, OUT and ERR.
 kn_in ()

@@ -21,17 +21,6 @@ nobody_dir "$XDG" 0700
 MODE=root      # or nobody
 SROOT=$ROOT    # the state root of the current mode
 
-# ks TAG ARGS...: `kist sandbox ARGS` in the current mode; sets RC, OUT, ERR.
-ks ()
-{
-  local tag=$MODE-$1
-  shift
-  if [ "$MODE" = root ]; then
-    kc "$tag" sandbox "$@"
-  else
-    kn_in / "$tag" sandbox "$@"
-  fi
-}
 
 # The marker makes every sandbox process findable (leftovers.sh).
 BASE=(--ro /usr --setenv "KIST_IT_MARK=$MARK")

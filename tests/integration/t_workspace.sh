@@ -27,17 +27,6 @@ MODE=root
 SROOT=$ROOT
 N=0
 
-# ks TAG ARGS...: `kist sandbox ARGS` in the current mode; sets RC, OUT, ERR.
-ks ()
-{
-  local tag=$MODE-$1
-  shift
-  if [ "$MODE" = root ]; then
-    kc "$tag" sandbox "$@"
-  else
-    kn_in / "$tag" sandbox "$@"
-  fi
-}
 
 BASE=(--ro /usr --setenv "KIST_IT_MARK=$MARK")
 CHANGE='echo A2 > a && echo C > c && rm d/b && rm link && ln -s c link'

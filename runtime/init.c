@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kist: the init of a sandbox (entry "init").  Without one, the command is
+ * PID 1 of its pid namespace, and the kernel drops every signal PID 1 has
+ * no handler for: SIGTERM and Ctrl-C do nothing to a program that never
+ * installed one, `kill -SEGV $$` is ignored, and orphans are reaped by
+ * nobody.  So the container's setup process, once every layer up to the
+ * filter is applied, forks: the child goes on to load the filter and exec
+ * the command; the parent stays behind as PID 1 (no exec of another binary,
+ * no helper process), forwards every signal it gets to the command, reaps
+ * whatever ends, and exits with the command's status (128+N when it died of
+ * signal N), which ends the pid namespace and everything left in it.
+ *
+ * The init runs only this loop: it holds no fd, has the command's user,
+ * capabilities and no_new_privileges (applied before the fork), and is
+ * non-dumpable, so the command cannot ptrace it or open its /proc files.
+ * It is not under the command's seccomp filter, which is loaded in the
+ * child (a filter may deny wait4 or kill): kist sandbox always sets
+ * no_new_privileges, so no filter is loaded before the fork.
+ *
+ * Verified from outside (kist_init_verify): the command's parent is the
+ * pid namespace's PID 1, and it is not. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "layer.h"
+#include "util.h"
+#include "verify.h"
+#include "verify_int.h"
+
+#define LAYER "init"
+
+static void __attribute__ ((noreturn))
+init_loop (pid_t child, const sigset_t *all)
+{
+  for (;;)
+    {
+      siginfo_t si;
+      int sig = sigwaitinfo (all, &si);
+      if (sig < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          _exit (KIST_EXIT_FAILURE);
+        }
+      if (sig != SIGCHLD)
+        {
+          kill (child, sig);
+          continue;
+        }
+      for (;;)
+        {
+          int st = 0;
+          pid_t w = waitpid (-1, &st, WNOHANG);
+          if (w <= 0)
+            break;
+          if (w == child)
+            _exit (WIFSIGNALED (st) ? 128 + WTERMSIG (st) : WEXITSTATUS (st));
+        }
+    }
+}
+
+int
+kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  if (!ctx->with_init)
+    {
+      kist_report_skip (r, LAYER, "not requested: the process itself is the container's init "
+                                  "(or an exec'd process); kist sandbox runs kist's init");
+      return 0;
+    }
+  /* Every disposition back to the default first: a signal the caller of
+   * kist ignored (a shell's background job ignores SIGINT and SIGQUIT)
+   * would be discarded even while blocked, and the command would inherit
+   * SIG_IGN through its execve.  Then blocked before the fork: a signal
+   * that comes before the loop waits is pending, not lost. */
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal (s, SIG_DFL);
+  sigset_t all, old;
+  sigfillset (&all);
+  if (sigprocmask (SIG_BLOCK, &all, &old) < 0)
+    return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
+  pid_t child = fork ();
+  if (child < 0)
+    {
+      int e = errno;
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      return kist_report_failed (r, LAYER, "pid 1", e, err,
+                                 "fork the command from kist's init: %s", strerror (e));
+    }
+  if (child > 0)
+    {
+      /* The init: nothing of kist's stays open (the sync and start sockets
+       * must close with the command's execve alone), and it dies with the
+       * kist that waits for it, as the command would have. */
+      syscall (SYS_close_range, 0U, ~0U, 0U);
+      if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+        _exit (KIST_EXIT_FAILURE);
+      init_loop (child, &all);
+    }
+
+  /* The command: its own session (the init leads the one the session entry
+   * describes), the signal mask it had. */
+  if (sigprocmask (SIG_SETMASK, &old, NULL) < 0)
+    return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
+  pid_t ppid = getppid ();
+  if (ppid != 1)
+    return kist_report_failed (r, LAYER, "pid 1", EPROTO, err,
+                               "the command's parent is pid %d, not PID 1 of the pid namespace "
+                               "(does the config have a new pid namespace?)",
+                               (int) ppid);
+  if (setsid () < 0 || getsid (0) != getpid ())
+    return kist_report_failed (r, LAYER, "pid 1", errno ? errno : EPROTO, err,
+                               "setsid in the command: %s", strerror (errno));
+  kist_report_applied (r, LAYER, "pid 1",
+                       "kist's init is PID 1 of the pid namespace and the command its child "
+                       "(pid %d there, leader of its own session): every signal but SIGCHLD "
+                       "forwarded to it, orphans reaped, its status passed on (128+N when it "
+                       "died of signal N); getppid read back",
+                       (int) getpid ());
+  kist_report_expect (r, LAYER, "parent=nsinit");
+  return 0;
+}
+
+pid_t
+kist_init_command_pid (pid_t init, const struct kist_report *r, struct kist_error **err)
+{
+  const struct kist_layer *l = r ? kist_report_find (r, LAYER) : NULL;
+  if (l == NULL || l->expect == NULL)
+    return init;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int) init, (int) init);
+  _cleanup_free_ char *text = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1 << 16, &text, NULL, err) < 0)
+    return kist_error_wrap (err, "find the command under kist's init (pid %d)", (int) init);
+  uint64_t pids[2] = { 0 };
+  size_t n = vf_numbers (text, pids, 2);
+  if (n != 1)
+    return kist_error_make (err, EPROTO,
+                            "kist's init (pid %d) has %zu children at READY, expected the "
+                            "command alone (%s)",
+                            (int) init, n, path);
+  return (pid_t) pids[0];
+}
+
+/* Of the command (ctx->pid): its parent, read from outside, is PID 1 of the
+ * pid namespace; the command is not, and leads its own session. */
+static char *
+init_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
+{
+  (void) l;
+  char *why = NULL;
+  _cleanup_free_ char *ppid = vf_status_field (ctx, "PPid", &why);
+  if (ppid == NULL)
+    return why;
+  _cleanup_free_ char *nspid = vf_status_field (ctx, "NSpid", &why);
+  if (nspid == NULL)
+    return why;
+  _cleanup_free_ char *nssid = vf_status_field (ctx, "NSsid", &why);
+  if (nssid == NULL)
+    return why;
+  uint64_t own[8] = { 0 }, sid[8] = { 0 };
+  size_t n = vf_numbers (nspid, own, 8), ns = vf_numbers (nssid, sid, 8);
+  if (n < 2 || own[n - 1] == 1)
+    return xasprintf ("from outside, /proc/%d/status says NSpid: %s: the command is PID 1 of "
+                      "its namespace (or shares kist's)",
+                      (int) ctx->pid, nspid);
+  if (ns != n || sid[ns - 1] != own[n - 1])
+    return xasprintf ("from outside, /proc/%d/status says NSsid: %s, NSpid: %s: the command "
+                      "does not lead its own session",
+                      (int) ctx->pid, nssid, nspid);
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%s/status", ppid);
+  _cleanup_free_ char *text = NULL;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0)
+    return xasprintf ("from outside, %s (the command's parent): %s", path, e->msg);
+  char *line = strstr (text, "\nNSpid:");
+  if (line && strchr (line + 1, '\n'))
+    *strchr (line + 1, '\n') = '\0';
+  uint64_t par[8] = { 0 };
+  size_t np = line ? vf_numbers (line + 7, par, 8) : 0;
+  if (np != n || par[np - 1] != 1)
+    return xasprintf ("from outside, the command's parent (pid %s) is not PID 1 of its pid "
+                      "namespace (%s)",
+                      ppid, path);
+  *note = xasprintf ("verified from outside: the command (pid %d, %" PRIu64
+                     " in its namespace) is the child of kist's init (pid %s, PID 1 there)",
+                     (int) ctx->pid, own[n - 1], ppid);
+  return NULL;
+}
+
+VERIFIER (kist_init_verify, init_check, LAYER)
