@@ -111,6 +111,25 @@ fs_magic (const char *type)
   return 0;
 }
 
+/* The mountinfo entry of mntfd (*id), read into *t from the host's /proc:
+ * we are before pivot_root.  NULL with *err. */
+static const struct kist_mountinfo_entry *
+self_entry (int mntfd, struct kist_mountinfo *t, uint64_t *id, const char *what,
+            struct kist_error **err)
+{
+  if (kist_mnt_id_at (mntfd, "", 0, id, err) < 0
+      || kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", t, err) < 0)
+    {
+      kist_error_wrap (err, "verify %s", what);
+      return NULL;
+    }
+  const struct kist_mountinfo_entry *e = kist_mountinfo_find (t, *id);
+  if (e == NULL)
+    kist_error_make (err, ENOENT, "verify %s: mount %llu is not in /proc/self/mountinfo", what,
+                     (unsigned long long) *id);
+  return e;
+}
+
 int
 mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
 {
@@ -121,17 +140,11 @@ mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
                      sizeof attr)
       < 0)
     return kist_error_make (err, errno, "set the propagation");
-  /* The host's /proc: we are before pivot_root. */
   uint64_t id;
   _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
-  if (kist_mnt_id_at (mntfd, "", 0, &id, err) < 0
-      || kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
-    return kist_error_wrap (err, "verify the propagation");
-  const struct kist_mountinfo_entry *e = kist_mountinfo_find (&t, id);
+  const struct kist_mountinfo_entry *e = self_entry (mntfd, &t, &id, "the propagation", err);
   if (e == NULL)
-    return kist_error_make (err, ENOENT, "verify the propagation: mount %llu is not in "
-                                         "/proc/self/mountinfo",
-                            (unsigned long long) id);
+    return -1;
   const char *fields = e->optional;
   bool shared = kist_mountinfo_has_optional (e, "shared:");
   bool master = kist_mountinfo_has_optional (e, "master:");
@@ -382,14 +395,13 @@ verify_idmapped (int mntfd, struct plan *p, struct kist_error **err)
 {
   uint64_t id;
   _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
-  if (kist_mnt_id_at (mntfd, "", 0, &id, err) < 0
-      || kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
-    return kist_error_wrap (err, "verify the idmap");
-  const struct kist_mountinfo_entry *e = kist_mountinfo_find (&t, id);
-  if (e == NULL || !kist_mountinfo_has_opt (e->opts, "idmapped"))
+  const struct kist_mountinfo_entry *e = self_entry (mntfd, &t, &id, "the idmap", err);
+  if (e == NULL)
+    return -1;
+  if (!kist_mountinfo_has_opt (e->opts, "idmapped"))
     return kist_error_make (err, EIO, "verify: mountinfo shows mount %llu with options `%s`, "
                                       "without `idmapped`",
-                            (unsigned long long) id, e ? e->opts : "(not found)");
+                            (unsigned long long) id, e->opts);
   p->idmap_mnt_id = id;
   return 0;
 }

@@ -170,10 +170,19 @@ make_tree (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *
 }
 
 /* The trees into a datagram socketpair: one message per tree (its index,
- * its fd); the parent keeps the receiving end for the init to inherit. */
+ * its fd); the parent keeps the receiving end for the init to inherit.  No
+ * more than MAX_TREES, so that nothing waits for room in the queue (the
+ * kernel's net.unix.max_dgram_qlen is 512 by default). */
+#define MAX_TREES 256
 static int
 queue_trees (struct kist_ctx *ctx, struct kist_error **err)
 {
+  size_t n = 0;
+  for (size_t i = 0; i < ctx->n_idmap_trees; i++)
+    n += ctx->idmap_trees[i].fd >= 0;
+  if (n > MAX_TREES)
+    return kist_error_make (err, E2BIG, "%zu idmapped mounts: kist makes at most %d", n,
+                            MAX_TREES);
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
     return kist_error_make (err, errno, "socketpair for the idmapped trees");
@@ -183,22 +192,10 @@ queue_trees (struct kist_ctx *ctx, struct kist_error **err)
       if (t->fd < 0)
         continue;
       uint32_t idx = (uint32_t) i;
-      struct iovec iov = { .iov_base = &idx, .iov_len = sizeof idx };
-      union
-      {
-        char buf[CMSG_SPACE (sizeof (int))];
-        struct cmsghdr align;
-      } u = { 0 };
-      struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                            .msg_controllen = sizeof u.buf };
-      struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (c), &t->fd, sizeof (int));
-      if (sendmsg (sv[0], &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+      ssize_t w = kist_send_with_fd (sv[0], &idx, sizeof idx, t->fd);
+      if (w != (ssize_t) sizeof idx)
         {
-          int e = errno;
+          int e = w < 0 ? (int) -w : EIO;
           close (sv[0]);
           close (sv[1]);
           return kist_error_make (err, e, "queue the idmapped tree of mounts[%zu] for the init", i);
