@@ -11,6 +11,10 @@
  *   - a bind ("bind" type, or a "bind"/"rbind" option) is an open_tree clone
  *     of the source, its attributes set with mount_setattr while it is still
  *     detached, then move_mount onto the destination fd;
+ *   - an idmapped bind (idmap, ridmap, a mount's uidMappings/gidMappings)
+ *     is the same, but its tree was made, idmapped and given its attributes
+ *     by the parent before clone (mounts_idmap.c): here it is only moved,
+ *     and mountinfo must say "idmapped";
  *   - anything else is fsopen(type) + fsconfig(source, options) + fsmount
  *     with the attribute flags + move_mount;
  *   - propagation options are applied after the move (mount_setattr);
@@ -29,7 +33,8 @@
  *
  * This file applies one mount and runs the layer; mounts_opts.c turns an
  * entry's options into a plan, mounts_special.c has tmpcopyup and the
- * cgroup2 and sysfs fallbacks (shared declarations: mounts_int.h). */
+ * cgroup2 and sysfs fallbacks, mounts_idmap.c the idmapped trees (shared
+ * declarations: mounts_int.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
