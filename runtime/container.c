@@ -126,7 +126,8 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
   /* Nothing the caller of create handed down stays with the waiting init
    * (an engine's sockets and pipes: the shim reads its pipes until EOF), only
    * stdio, --preserve-fds and kist's own. */
-  const int keep[] = { fd, ctx->start_fd, ctx->bundle_fd, kist_log_fd () };
+  const int keep[] = { fd, ctx->start_fd, ctx->bundle_fd, kist_log_fd (),
+                       kist_mounts_idmap_keep_fd (ctx) };
   if (kist_close_fds_except (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), &err) < 0
       || kist_prepare_exec_fds (ctx->preserve_fds, &err) < 0)
     init_fail (fd, err);
@@ -524,6 +525,7 @@ create_spawn (struct create_job *j, struct kist_error **err)
       ctx->start_fd = j->start_fd;
       init_main (ctx, j->o->operation, j->o->allow_degraded);
     }
+  kist_mounts_idmap_release (ctx); /* the init has its copy of the idmapped trees */
   ctx->pid = j->r->pid = j->intent.pid = pid;
   j->intent.pid_start_time = kist_pid_start_time (pid);
   close (j->sync_child);

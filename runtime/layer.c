@@ -96,6 +96,9 @@ const struct kist_layer_def kist_layers[] = {
     "the filter compiled (or taken from the cache) once, so the child only loads it" },
   { KIST_PHASE_PREPARE, CR, cgroup_prepare, NULL, E (L ("cgroup"), L ("cgroup.*")),
     "the scope and its limits exist before the child does (it is born in it)" },
+  { KIST_PHASE_PREPARE, CR, kist_mounts_idmap_prepare, NULL, E (C ("mounts")),
+    "idmapped bind trees, made with the host's privilege (the init attaches them); records "
+    "`mounts` only on a failure" },
   { KIST_PHASE_PREPARE, EX, cgroup_open, NULL, E (L ("cgroup")),
     "the container's scope (state.json), opened for the process to be born in" },
 

@@ -91,6 +91,25 @@ struct kist_ctx
   /* Parent: what kist_verify_outside read of the waiting process, once
    * (verify.c); NULL outside it. */
   struct kist_verify_cache *verify_cache;
+  /* Parent -> child: the idmapped bind trees, made before clone (the child,
+   * in its own user namespace, has no privilege over host filesystems),
+   * one per config.mounts entry; NULL when there are none
+   * (mounts_idmap.c; the child attaches them in mounts.c).  Their fds
+   * travel in idmap_sock (valid only when idmap_trees is set): the parent
+   * queued them there (SCM_RIGHTS) and closed its own; the init keeps that
+   * one socket through its close of inherited fds and takes them out in
+   * the mounts layer. */
+  struct kist_idmap_tree *idmap_trees;
+  size_t n_idmap_trees;
+  int idmap_sock;
+};
+
+struct kist_idmap_tree
+{
+  int fd;                        /* the detached tree (open_tree + MOUNT_ATTR_IDMAP), or -1;
+                                    the init: once received from idmap_sock */
+  char *why;                     /* -1 with --allow-degraded mounts: why it was not made */
+  uint32_t uid, gid;             /* the owner of its root as the host sees it (mapped) */
 };
 
 /* An annotation in which the caller explains the id maps it chose (kist
@@ -111,6 +130,18 @@ int kist_idmap_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_e
 int kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* rootfs.c (child): rootfs.propagation and the bind of root.path (sets ctx->rootfs_fd). */
 int kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* mounts_idmap.c (parent, before clone): the idmapped bind trees of
+ * config.mounts (ctx->idmap_trees); records "mounts" only on a failure. */
+int kist_mounts_idmap_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* mounts_idmap.c: the fd the init must keep open until its mounts layer
+ * (ctx->idmap_sock), or -1. */
+int kist_mounts_idmap_keep_fd (const struct kist_ctx *ctx);
+/* mounts_idmap.c (the init, mounts layer): the trees' fds out of idmap_sock. */
+int kist_mounts_idmap_receive (struct kist_ctx *ctx, struct kist_error **err);
+/* mounts_idmap.c: close and free what is left of ctx->idmap_trees and
+ * idmap_sock (the parent once the init is cloned; the init after the
+ * mounts layer). */
+void kist_mounts_idmap_release (struct kist_ctx *ctx);
 /* mounts.c (child): every entry of config.mounts, resolved inside ctx->rootfs_fd. */
 int kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* dev.c (parent, verify_view.c): every node /dev was to get, resolved in

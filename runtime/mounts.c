@@ -11,6 +11,10 @@
  *   - a bind ("bind" type, or a "bind"/"rbind" option) is an open_tree clone
  *     of the source, its attributes set with mount_setattr while it is still
  *     detached, then move_mount onto the destination fd;
+ *   - an idmapped bind (idmap, ridmap, a mount's uidMappings/gidMappings)
+ *     is the same, but its tree was made, idmapped and given its attributes
+ *     by the parent before clone (mounts_idmap.c): here it is only moved,
+ *     and mountinfo must say "idmapped";
  *   - anything else is fsopen(type) + fsconfig(source, options) + fsmount
  *     with the attribute flags + move_mount;
  *   - propagation options are applied after the move (mount_setattr);
@@ -29,7 +33,8 @@
  *
  * This file applies one mount and runs the layer; mounts_opts.c turns an
  * entry's options into a plan, mounts_special.c has tmpcopyup and the
- * cgroup2 and sysfs fallbacks (shared declarations: mounts_int.h). */
+ * cgroup2 and sysfs fallbacks, mounts_idmap.c the idmapped trees (shared
+ * declarations: mounts_int.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -111,6 +116,25 @@ fs_magic (const char *type)
   return 0;
 }
 
+/* The mountinfo entry of mntfd (*id), read into *t from the host's /proc:
+ * we are before pivot_root.  NULL with *err. */
+static const struct kist_mountinfo_entry *
+self_entry (int mntfd, struct kist_mountinfo *t, uint64_t *id, const char *what,
+            struct kist_error **err)
+{
+  if (kist_mnt_id_at (mntfd, "", 0, id, err) < 0
+      || kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", t, err) < 0)
+    {
+      kist_error_wrap (err, "verify %s", what);
+      return NULL;
+    }
+  const struct kist_mountinfo_entry *e = kist_mountinfo_find (t, *id);
+  if (e == NULL)
+    kist_error_make (err, ENOENT, "verify %s: mount %llu is not in /proc/self/mountinfo", what,
+                     (unsigned long long) *id);
+  return e;
+}
+
 int
 mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
 {
@@ -121,17 +145,11 @@ mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **err)
                      sizeof attr)
       < 0)
     return kist_error_make (err, errno, "set the propagation");
-  /* The host's /proc: we are before pivot_root. */
   uint64_t id;
   _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
-  if (kist_mnt_id_at (mntfd, "", 0, &id, err) < 0
-      || kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
-    return kist_error_wrap (err, "verify the propagation");
-  const struct kist_mountinfo_entry *e = kist_mountinfo_find (&t, id);
+  const struct kist_mountinfo_entry *e = self_entry (mntfd, &t, &id, "the propagation", err);
   if (e == NULL)
-    return kist_error_make (err, ENOENT, "verify the propagation: mount %llu is not in "
-                                         "/proc/self/mountinfo",
-                            (unsigned long long) id);
+    return -1;
   const char *fields = e->optional;
   bool shared = kist_mountinfo_has_optional (e, "shared:");
   bool master = kist_mountinfo_has_optional (e, "master:");
@@ -361,8 +379,40 @@ resolve_target (struct kist_ctx *ctx, const struct kist_mount *m, const struct p
 
 /* ------------------------------------------------------------- one mount */
 
+/* The idmapped tree the parent made for mounts[i] (mounts_idmap.c), or -1
+ * with *err. */
 static int
-mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan *p,
+take_idmap_tree (struct kist_ctx *ctx, size_t i, struct kist_error **err)
+{
+  struct kist_idmap_tree *t = i < ctx->n_idmap_trees ? &ctx->idmap_trees[i] : NULL;
+  if (t && t->fd >= 0)
+    return steal_fd (&t->fd);
+  if (t && t->why)
+    return kist_error_make (err, EIO, "%s", t->why);
+  return kist_error_make (err, EIO, "the idmapped tree was not prepared before clone (internal "
+                                    "error)");
+}
+
+/* The mount's options in mountinfo (the host's /proc: before pivot_root)
+ * must say idmapped. */
+static int
+verify_idmapped (int mntfd, struct plan *p, struct kist_error **err)
+{
+  uint64_t id;
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
+  const struct kist_mountinfo_entry *e = self_entry (mntfd, &t, &id, "the idmap", err);
+  if (e == NULL)
+    return -1;
+  if (!kist_mountinfo_has_opt (e->opts, "idmapped"))
+    return kist_error_make (err, EIO, "verify: mountinfo shows mount %llu with options `%s`, "
+                                      "without `idmapped`",
+                            (unsigned long long) id, e->opts);
+  p->idmap_mnt_id = id;
+  return 0;
+}
+
+static int
+mount_bind (struct kist_ctx *ctx, size_t i, const struct kist_mount *m, struct plan *p,
             struct kist_error **err)
 {
   if (m->source == NULL || m->source[0] == '\0')
@@ -376,7 +426,10 @@ mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan 
    * open_tree(OPEN_TREE_CLONE) refuses a mount of another namespace. */
   if (src[0] != '/')
     src = joined = xasprintf ("%s/%s", ctx->bundle, m->source);
-  _cleanup_close_ int tree = open_tree (dirfd, src, flags);
+  /* An idmapped tree was made, with its attributes, by the parent. */
+  _cleanup_close_ int tree = p->idmap ? take_idmap_tree (ctx, i, err) : open_tree (dirfd, src, flags);
+  if (tree < 0 && p->idmap)
+    return -1;
   if (tree < 0)
     {
       int e = errno;
@@ -399,12 +452,13 @@ mount_bind (struct kist_ctx *ctx, const struct kist_mount *m, const struct plan 
                         S_ISDIR (st.st_mode) ? 0755 : 0644, err);
   if (target < 0)
     return target;
-  if (mnt_setattr_tree (tree, &p->rec, true, err) < 0
-      || mnt_setattr_tree (tree, &p->top, false, err) < 0)
+  if (!p->idmap
+      && (mnt_setattr_tree (tree, &p->rec, true, err) < 0
+          || mnt_setattr_tree (tree, &p->top, false, err) < 0))
     return -1;
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "move_mount onto the destination");
-  if (mnt_apply_propagation (tree, p, err) < 0)
+  if (mnt_apply_propagation (tree, p, err) < 0 || (p->idmap && verify_idmapped (tree, p, err) < 0))
     return -1;
   return mnt_verify_mount (ctx, m->destination, tree, target, p, 0, st.st_dev, true, err);
 }
@@ -568,8 +622,36 @@ mount_desc (const struct kist_mount *m)
   return xstrdup (m->type ? m->type : "(no type)");
 }
 
-int
-kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+char *
+mnt_reason (size_t i, const struct kist_mount *m, const char *msg)
+{
+  _cleanup_free_ char *desc = mount_desc (m);
+  return xasprintf ("mounts[%zu] %s (%s): %s", i, m->destination ? m->destination : "(none)", desc,
+                    msg ? msg : "failed");
+}
+
+/* " idmapped uid 0:1000:1 gid 0:1000:1" and how (the report's list). */
+static char *
+idmap_desc (const struct kist_ctx *ctx, size_t i, const struct plan *p)
+{
+  _cleanup_free_ char *u = NULL, *g = NULL;
+  for (size_t k = 0; k < p->n_uids; k++)
+    mnt_append (&u, " ", xasprintf ("%u:%u:%u", p->uids[k].container_id, p->uids[k].host_id,
+                                    p->uids[k].size));
+  for (size_t k = 0; k < p->n_gids; k++)
+    mnt_append (&g, " ", xasprintf ("%u:%u:%u", p->gids[k].container_id, p->gids[k].host_id,
+                                    p->gids[k].size));
+  const struct kist_idmap_tree *t = &ctx->idmap_trees[i];
+  return xasprintf (": %sidmapped uid %s gid %s%s (root owned %u:%u through it, mountinfo says "
+                    "idmapped)",
+                    p->idmap_rec ? "recursively " : "", u, g,
+                    p->idmap_implied ? " (the user namespace's, linux.uidMappings/gidMappings)"
+                                     : "",
+                    t->uid, t->gid);
+}
+
+static int
+mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
 {
   const struct kist_spec *spec = ctx->spec;
   if (spec->n_mounts == 0)
@@ -579,9 +661,13 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
     }
   if (ctx->rootfs_fd < 0)
     return kist_report_failed (r, "mounts", "", EBADF, err, "the rootfs was not prepared");
+  _cleanup_error_ struct kist_error *recv_err = NULL;
+  if (kist_mounts_idmap_receive (ctx, &recv_err) < 0)
+    return kist_report_failed (r, "mounts", "", recv_err->errnum, err, "%s", recv_err->msg);
 
   bool may_degrade = kist_report_may_degrade (r, "mounts");
   _cleanup_free_ char *list = NULL, *notes = NULL, *failures = NULL, *expect = NULL;
+  _cleanup_free_ char *idmapped = NULL;
   int first_errno = 0;
   size_t n_ok = 0, n_failed = 0;
 
@@ -590,7 +676,6 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       const struct kist_mount *m = &spec->mounts[i];
       _cleanup_error_ struct kist_error *e = NULL;
       _cleanup_plan_ struct plan p = { .expect = &expect };
-      _cleanup_free_ char *desc = mount_desc (m);
       int ret;
 
       if (m->destination == NULL || m->destination[0] != '/')
@@ -598,18 +683,16 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
       else if (m->destination[strspn (m->destination, "/")] == '\0')
         ret = kist_error_make (&e, EINVAL, "mounting over the container root is not supported "
                                            "(set root.path instead)");
-      else if ((ret = mnt_plan_build (m, &p, &e)) == 0
+      else if ((ret = mnt_plan_build (spec, m, &p, &e)) == 0
                && (ret = kist_resolve_clean (m->destination, &p.clean, &e)) == 0)
         {
           p.exact = mnt_dest_exactness (&p);
-          ret = p.bind ? mount_bind (ctx, m, &p, &e) : mount_fs (ctx, m, &p, &e);
+          ret = p.bind ? mount_bind (ctx, i, m, &p, &e) : mount_fs (ctx, m, &p, &e);
         }
 
       if (ret < 0)
         {
-          _cleanup_free_ char *reason = xasprintf ("mounts[%zu] %s (%s): %s", i,
-                                                   m->destination ? m->destination : "(none)",
-                                                   desc, e ? e->msg : "failed");
+          _cleanup_free_ char *reason = mnt_reason (i, m, e ? e->msg : NULL);
           int errnum = e && e->errnum ? e->errnum : EIO;
           if (!may_degrade)
             return kist_report_failed (r, "mounts", "", errnum, err, "%s", reason);
@@ -620,9 +703,14 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
           continue;
         }
       n_ok++;
+      _cleanup_free_ char *how = p.idmap ? idmap_desc (ctx, i, &p) : NULL;
       mnt_append (&list, ", ",
-                  xasprintf ("%s %s", m->destination,
-                             p.bind ? (p.rbind ? "rbind" : "bind") : p.fstype));
+                  xasprintf ("%s %s%s", m->destination,
+                             p.bind ? (p.rbind ? "rbind" : "bind") : p.fstype, how ? how : ""));
+      if (p.idmap)
+        mnt_append (&idmapped, ",",
+                    xasprintf ("%llu/%u/%u", (unsigned long long) p.idmap_mnt_id,
+                               ctx->idmap_trees[i].uid, ctx->idmap_trees[i].gid));
       if (p.cgroup_mapped)
         mnt_append (&notes, "; ",
                     xasprintf ("%s: type cgroup mounted as cgroup2 (kist supports cgroup v2 only)",
@@ -642,6 +730,15 @@ kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
   kist_report_applied (r, "mounts", "", "%zu mounts: %s (flags verified)%s%s", n_ok, list,
                        notes ? "; " : "", notes ? notes : "");
   if (expect)
-    kist_report_expect (r, "mounts", "mnts=%s", expect);
+    kist_report_expect (r, "mounts", "mnts=%s%s%s", expect, idmapped ? " idmapped=" : "",
+                        idmapped ? idmapped : "");
   return 0;
+}
+
+int
+kist_mounts_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  int ret = mounts_apply (ctx, r, err);
+  kist_mounts_idmap_release (ctx); /* what the parent made and no entry used */
+  return ret;
 }

@@ -35,7 +35,7 @@ enum opt_kind
   OPT_BIND,
   OPT_RBIND,
   OPT_COPYUP,      /* tmpcopyup: the image's content of the destination into the new tmpfs */
-  OPT_UNSUPPORTED
+  OPT_IDMAP        /* idmap, ridmap (rec): an idmapped bind (mounts_idmap.c) */
 };
 
 struct flag_opt
@@ -44,8 +44,7 @@ struct flag_opt
   enum opt_kind kind;
   uint64_t set, clr;     /* OPT_ATTR */
   unsigned long prop;    /* OPT_PROP: MS_PRIVATE, ... */
-  bool rec;              /* OPT_PROP: recursive variant */
-  const char *why;       /* OPT_UNSUPPORTED */
+  bool rec;              /* OPT_PROP, OPT_IDMAP: recursive variant */
 };
 
 /* How a destination is resolved in the image (see dest_exactness). */
@@ -74,6 +73,12 @@ struct plan
   char *note;                /* what the report detail says about this mount, or NULL */
   bool ro_later;             /* read-only is decided by a later layer (a read-only /dev) */
   char **expect;             /* mnt_verify_mount appends the verified mount (mountinfo.h) */
+  /* An idmapped bind: idmap (or mappings alone), ridmap (idmap_rec); the
+   * mappings are the mount's, or linux.uid/gidMappings (idmap_implied). */
+  bool idmap, idmap_rec, idmap_implied;
+  const struct kist_idmap *uids, *gids;
+  size_t n_uids, n_gids;
+  uint64_t idmap_mnt_id;     /* mount_bind: the attached idmapped mount */
 };
 
 #define _cleanup_plan_ __attribute__ ((cleanup (mnt_plan_clear)))
@@ -96,7 +101,8 @@ void mnt_plan_clear (struct plan *p);
 /* *s += sep + piece (no separator before the first piece).  Takes piece. */
 void mnt_append (char **s, const char *sep, char *piece);
 
-int mnt_plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err);
+int mnt_plan_build (const struct kist_spec *spec, const struct kist_mount *m, struct plan *p,
+                    struct kist_error **err);
 
 /* mounts.c */
 
@@ -107,6 +113,9 @@ int mnt_apply_propagation (int mntfd, const struct plan *p, struct kist_error **
 int mnt_verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetfd,
                       const struct plan *p, unsigned long magic, dev_t src_dev, bool check_dev,
                       struct kist_error **err);
+
+/* "mounts[N] DEST (bind of SRC): msg", the reason every failed entry gives. */
+char *mnt_reason (size_t i, const struct kist_mount *m, const char *msg);
 
 int mnt_setattr_tree (int tree, const struct attrs *a, bool recursive, struct kist_error **err);
 

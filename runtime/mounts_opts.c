@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: the options of a config.json mount (layer "mounts", see mounts.c):
  * the option table (mount attributes, superblock flags, propagation, bind,
- * tmpcopyup, the refused idmap) and the plan one entry turns into. */
+ * tmpcopyup, idmap) and the plan one entry turns into. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -48,12 +48,8 @@ static const struct flag_opt flag_opts[] = {
   { "runbindable", OPT_PROP, .prop = MS_UNBINDABLE, .rec = true },
   { "bind", OPT_BIND },
   { "rbind", OPT_RBIND },
-  { "idmap", OPT_UNSUPPORTED,
-    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
-           "volume option) and give the files the ids the container uses" },
-  { "ridmap", OPT_UNSUPPORTED,
-    .why = "idmapped mounts are not supported by kist: remove the option (podman: the `idmap` "
-           "volume option) and give the files the ids the container uses" },
+  { "idmap", OPT_IDMAP },
+  { "ridmap", OPT_IDMAP, .rec = true },
   { "tmpcopyup", OPT_COPYUP },
 };
 
@@ -105,13 +101,91 @@ mnt_append (char **s, const char *sep, char *piece)
   *s = next;
 }
 
+/* The ranges of one mapping: each id once on either side, none past
+ * 4294967294 (the kernel's (uid_t) -1 is no id), at most 340 ranges (the
+ * kernel's limit for uid_map). */
+static int
+check_map (const char *key, const struct kist_idmap *map, size_t n, struct kist_error **err)
+{
+  if (n > 340)
+    return kist_error_make (err, EINVAL, "%s: %zu ranges, the kernel takes at most 340", key, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      uint64_t c = map[i].container_id, h = map[i].host_id, sz = map[i].size;
+      if (c + sz > UINT32_MAX || h + sz > UINT32_MAX)
+        return kist_error_make (err, EINVAL,
+                                "%s[%zu]: %llu ids from containerID %llu / hostID %llu go past "
+                                "4294967294: make size smaller",
+                                key, i, (unsigned long long) sz, (unsigned long long) c,
+                                (unsigned long long) h);
+      for (size_t j = 0; j < i; j++)
+        {
+          uint64_t c2 = map[j].container_id, h2 = map[j].host_id, sz2 = map[j].size;
+          bool cov = c < c2 + sz2 && c2 < c + sz, hov = h < h2 + sz2 && h2 < h + sz;
+          if (cov || hov)
+            return kist_error_make (err, EINVAL,
+                                    "%s[%zu] and %s[%zu]: their %s ranges overlap (an id may "
+                                    "appear once on each side): make the ranges disjoint",
+                                    key, j, key, i, cov ? "containerID" : "hostID");
+        }
+    }
+  return 0;
+}
+
+/* idmap / ridmap and the mount's uidMappings/gidMappings (runtime-spec 1.2
+ * config.md): only on a bind; the two mappings together; mappings without
+ * the option mean idmap (as runc); the option without mappings takes the
+ * container's user namespace mappings (linux.uidMappings/gidMappings, the
+ * spec's MAY, as runc), else it is an error. */
+static int
+plan_idmap (const struct kist_spec *spec, const struct kist_mount *m, struct plan *p,
+            struct kist_error **err)
+{
+  bool has_maps = m->n_uid_mappings || m->n_gid_mappings;
+  if (!p->idmap && !has_maps)
+    return 0;
+  const char *what = p->idmap ? (p->idmap_rec ? "option `ridmap`" : "option `idmap`")
+                              : "uidMappings/gidMappings";
+  if (!p->bind)
+    return kist_error_make (err, EINVAL,
+                            "%s: an idmapped mount is a bind mount only (runtime-spec, runc): add "
+                            "the `bind` or `rbind` option, or remove the %s",
+                            what, has_maps ? "mappings" : "option");
+  if (has_maps && (m->n_uid_mappings == 0 || m->n_gid_mappings == 0))
+    return kist_error_make (err, EINVAL, "%s given without %s: an idmapped mount needs both",
+                            m->n_uid_mappings ? "uidMappings" : "gidMappings",
+                            m->n_uid_mappings ? "gidMappings" : "uidMappings");
+  p->idmap = true;
+  p->uids = m->uid_mappings;
+  p->n_uids = m->n_uid_mappings;
+  p->gids = m->gid_mappings;
+  p->n_gids = m->n_gid_mappings;
+  if (!has_maps)
+    {
+      const struct kist_linux *l = spec ? spec->linux_ : NULL;
+      if (l == NULL || !l->ns[KIST_NS_USER].present || l->n_uid_mappings == 0
+          || l->n_gid_mappings == 0)
+        return kist_error_make (err, EINVAL,
+                                "%s without uidMappings and gidMappings: give the mount its "
+                                "mappings (or use a user namespace with linux.uidMappings and "
+                                "linux.gidMappings, which it then takes)",
+                                what);
+      p->idmap_implied = true;
+      p->uids = l->uid_mappings;
+      p->n_uids = l->n_uid_mappings;
+      p->gids = l->gid_mappings;
+      p->n_gids = l->n_gid_mappings;
+    }
+  if (check_map ("uidMappings", p->uids, p->n_uids, err) < 0
+      || check_map ("gidMappings", p->gids, p->n_gids, err) < 0)
+    return -1;
+  return 0;
+}
+
 int
-mnt_plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **err)
+mnt_plan_build (const struct kist_spec *spec, const struct kist_mount *m, struct plan *p, struct kist_error **err)
 {
   bool rec;
-  if (m->n_uid_mappings || m->n_gid_mappings)
-    return kist_error_make (err, ENOTSUP,
-                            "uidMappings/gidMappings (idmapped mounts) are not supported by kist");
   p->bind = m->type && strcmp (m->type, "bind") == 0;
   for (char **o = m->options; o && *o; o++)
     {
@@ -182,9 +256,11 @@ mnt_plan_build (const struct kist_mount *m, struct plan *p, struct kist_error **
           else
             mnt_append (&p->ignored, ", ", xstrdup (*o));
           break;
-        case OPT_UNSUPPORTED:
-          return kist_error_make (err, ENOTSUP, "option `%s`: %s", *o, f->why);
+        case OPT_IDMAP:
+          p->idmap = true;
+          p->idmap_rec |= f->rec;
+          break;
         }
     }
-  return 0;
+  return plan_idmap (spec, m, p, err);
 }

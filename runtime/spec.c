@@ -60,12 +60,17 @@ parse_mounts (struct jpath *p, yajl_val a, struct kist_spec *s, struct kist_erro
           || (r = spec_get_str (p, o, "source", 0, &mt->source, err)) < 0
           || (r = spec_get_strv (p, o, "options", 0, &mt->options, err)) < 0)
         return r;
-      yajl_val uids, gids;
-      if ((r = spec_get_opt (p, o, "uidMappings", yajl_t_array, &uids, err)) < 0
-          || (r = spec_get_opt (p, o, "gidMappings", yajl_t_array, &gids, err)) < 0)
+      if ((r = SPEC_PARSE_AT (p, o, "uidMappings", yajl_t_array, a,
+                              spec_parse_idmaps (p, a, &mt->uid_mappings, &mt->n_uid_mappings,
+                                                 err),
+                              err))
+              < 0
+          || (r = SPEC_PARSE_AT (p, o, "gidMappings", yajl_t_array, a,
+                                 spec_parse_idmaps (p, a, &mt->gid_mappings,
+                                                    &mt->n_gid_mappings, err),
+                                 err))
+                 < 0)
         return r;
-      mt->n_uid_mappings = uids ? uids->u.array.len : 0;
-      mt->n_gid_mappings = gids ? gids->u.array.len : 0;
       spec_jp_pop (p, m);
     }
   return 0;
@@ -345,6 +350,8 @@ kist_spec_free (struct kist_spec *s)
       free (s->mounts[i].type);
       free (s->mounts[i].source);
       kist_strv_free (s->mounts[i].options);
+      free (s->mounts[i].uid_mappings);
+      free (s->mounts[i].gid_mappings);
     }
   free (s->mounts);
   kist_process_free (s->process);

@@ -52,7 +52,8 @@ struct kist_mount
   char *type;          /* may be NULL (then bind if options say so) */
   char *source;        /* may be NULL */
   char **options;      /* NULL-terminated, may be NULL */
-  /* OCI mount uidMappings/gidMappings are parsed and rejected by the layer. */
+  /* uidMappings/gidMappings of an idmapped mount (mounts_idmap.c); NULL when absent. */
+  struct kist_idmap *uid_mappings, *gid_mappings;
   size_t n_uid_mappings, n_gid_mappings;
 };
 

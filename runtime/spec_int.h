@@ -30,4 +30,8 @@ int spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct 
 
 void spec_linux_free (struct kist_linux *l);
 
+/* linux.uidMappings and a mount's uidMappings (and gid): containerID, hostID, size. */
+int spec_parse_idmaps (struct jpath *p, yajl_val a, struct kist_idmap **out, size_t *n_out,
+                       struct kist_error **err);
+
 #endif

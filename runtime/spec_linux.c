@@ -153,8 +153,8 @@ parse_namespaces (struct jpath *p, yajl_val a, struct kist_linux *l, struct kist
   return 0;
 }
 
-static int
-parse_idmaps (struct jpath *p, yajl_val a, struct kist_idmap **out, size_t *n_out,
+int
+spec_parse_idmaps (struct jpath *p, yajl_val a, struct kist_idmap **out, size_t *n_out,
               struct kist_error **err)
 {
   size_t n = a->u.array.len;
@@ -268,10 +268,10 @@ spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist
                           err))
           < 0
       || (r = SPEC_PARSE_AT (p, v, "uidMappings", yajl_t_array, a,
-                             parse_idmaps (p, a, &l->uid_mappings, &l->n_uid_mappings, err), err))
+                             spec_parse_idmaps (p, a, &l->uid_mappings, &l->n_uid_mappings, err), err))
              < 0
       || (r = SPEC_PARSE_AT (p, v, "gidMappings", yajl_t_array, a,
-                             parse_idmaps (p, a, &l->gid_mappings, &l->n_gid_mappings, err), err))
+                             spec_parse_idmaps (p, a, &l->gid_mappings, &l->n_gid_mappings, err), err))
              < 0
       || (r = SPEC_PARSE_AT (p, v, "timeOffsets", yajl_t_object, o,
                              parse_time_offsets (p, o, l, err), err))

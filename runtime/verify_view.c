@@ -149,6 +149,52 @@ VERIFIER (kist_rootfs_verify, root_disagrees, "rootfs.pivot_root", "rootfs.reado
 
 /* ------------------------------------- mounts, masked_paths, readonly_paths */
 
+static void
+idmap_owner_note (char **owners, const char *point, unsigned uid, unsigned gid)
+{
+  char *next = xasprintf ("%s%s%s owned %u:%u (idmapped)", *owners ? *owners : "",
+                          *owners ? ", " : "", point, uid, gid);
+  free (*owners);
+  *owners = next;
+}
+
+/* "ID/UID/GID,...": each idmapped mount says `idmapped` in mountinfo, and
+ * its root, seen from outside through /proc/PID/root where it is not
+ * covered, has the owner the parent saw through the mapping. */
+static char *
+idmapped_check (struct kist_ctx *ctx, const struct kist_mountinfo *t, const char *list,
+                const char *what, char **owners)
+{
+  char root[64];
+  snprintf (root, sizeof root, "/proc/%d/root", (int) ctx->pid);
+  _cleanup_close_ int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_free_ char *copy = xstrdup (list);
+  char *save = NULL;
+  for (char *item = strtok_r (copy, ",", &save); item; item = strtok_r (NULL, ",", &save))
+    {
+      unsigned long long id;
+      unsigned uid, gid;
+      if (sscanf (item, "%llu/%u/%u", &id, &uid, &gid) != 3)
+        return xasprintf ("malformed idmapped expectation `%s`", item);
+      const struct kist_mountinfo_entry *e = kist_mountinfo_find (t, id);
+      if (e == NULL || !kist_mountinfo_has_opt (e->opts, "idmapped"))
+        return xasprintf ("%s shows mount %llu %s", what, id,
+                          e ? "without `idmapped` in its options" : "nowhere");
+      _cleanup_error_ struct kist_error *err = NULL;
+      _cleanup_close_ int fd = rootfd < 0 ? -1 : kist_resolve_open (rootfd, e->point, O_PATH, 0, &err);
+      uint64_t at = 0;
+      struct stat st;
+      if (fd < 0 || kist_mnt_id_at (fd, "", 0, &at, NULL) < 0 || at != id || fstat (fd, &st) < 0)
+        continue; /* covered by a later mount, or not reachable: mountinfo said enough */
+      if (st.st_uid != uid || st.st_gid != gid)
+        return xasprintf ("from outside, %s%s (idmapped mount %llu) is owned by %u:%u, expected "
+                          "%u:%u through the mapping",
+                          root, e->point, id, (unsigned) st.st_uid, (unsigned) st.st_gid, uid, gid);
+      idmap_owner_note (owners, e->point, uid, gid);
+    }
+  return NULL;
+}
+
 static char *
 mounts_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
@@ -165,8 +211,13 @@ mounts_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
     return xasprintf ("cannot read %s from outside: %s", what, strerror (errnum));
   _cleanup_free_ char *list = vf_expect_word (l->expect, "mnts");
   char *why = kist_mountinfo_check (t, list, what);
+  _cleanup_free_ char *idmapped = vf_expect_word (l->expect, "idmapped");
+  _cleanup_free_ char *owners = NULL;
+  if (why == NULL && idmapped)
+    why = idmapped_check (ctx, t, idmapped, what, &owners);
   if (why == NULL)
-    *note = xasprintf ("verified from outside (%s)", what);
+    *note = xasprintf ("verified from outside (%s%s%s)", what, owners ? "; " : "",
+                       owners ? owners : "");
   return why;
 }
 

@@ -2,7 +2,8 @@
 # t_mountopts.sh: the mount options engines send (issue #9): tmpcopyup
 # (podman --read-only), filesystem data options on a bind (accepted and
 # ignored, as runc does), the propagation/flag/atime options of podman,
-# docker and containerd configs, idmap refused, and a cgroup mount in a user
+# docker and containerd configs, idmap without mappings refused (idmapped
+# mounts themselves: t_idmap.sh), and a cgroup mount in a user
 # namespace without a cgroup namespace (podman --uidmap: a read-only bind of
 # the container's own cgroup).  Where runc is installed, the same bundle runs
 # under runc too (its own --root in $T, in a mount namespace of its own with
@@ -319,7 +320,7 @@ if ! has_opt "$m" relatime && ! has_opt "$m" noatime; then ok "strictatime: /str
 m=$(mount_line /noatime "$OUT")
 if has_opt "$m" noatime && has_opt "$m" noexec; then ok "noatime,noexec: /noatime ($m)"; else fail "noatime,noexec: /noatime" "got: $m"; fi
 
-# ---- idmap: out of scope, refused clearly -----------------------------------------
+# ---- idmap/ridmap without mappings (and no user namespace): refused clearly --------
 for o in idmap ridmap; do
   cfg_reset
   with_marker
@@ -327,8 +328,8 @@ for o in idmap ridmap; do
   C_MOUNTS_EXTRA+=", $(bind_json "$T/optsrc" /idm rbind "$o")"
   B=$(mkbundle "$o")
   kc "$o" run --bundle "$B" "$(new_id "$o")"
-  expect_ne "$o: refused" 0 "$RC"
-  expect_contains "$o: the error says idmapped mounts are not supported" "$ERR" "idmapped mounts are not supported"
+  expect_eq "$o without mappings: refused (exit 125)" 125 "$RC"
+  expect_contains "$o without mappings: the error says the mappings are missing" "$ERR" "option \`$o\` without uidMappings and gidMappings"
   expect_contains "$o: the error names the mount" "$ERR" "/idm"
   expect_true "$o: the container did not run" test ! -e "$MARKDIR/$o-ran"
 done
