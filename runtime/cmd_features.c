@@ -45,7 +45,7 @@ kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct k
     "nosymfollow", "symfollow", "rro", "rrw", "rnosuid", "rsuid", "rnodev", "rdev", "rnoexec",
     "rexec", "ratime", "rnoatime", "rrelatime", "rnorelatime", "rstrictatime", "rnostrictatime",
     "rdiratime", "rnodiratime", "rnosymfollow", "rsymfollow", "bind", "rbind", "private",
-    "rprivate", "shared", "rshared", "slave", "rslave", "unbindable", "runbindable", NULL
+    "rprivate", "shared", "rshared", "slave", "rslave", "unbindable", "runbindable", "idmap", "ridmap", NULL
   };
   static const char *const namespaces[] = { "user", "mount", "pid", "network", "uts",
                                             "ipc", "cgroup", "time", NULL };
@@ -93,6 +93,15 @@ kist_cmd_features (const struct kist_globals *g, int argc, char **argv, struct k
   yajl_gen_map_open (gen);
   kist_json_gen_str_lossy (gen, "enabled");
   yajl_gen_bool (gen, 0);
+  yajl_gen_map_close (gen);
+  /* Idmapped mounts (mounts_idmap.c): podman looks here before it asks. */
+  kist_json_gen_str_lossy (gen, "mountExtensions");
+  yajl_gen_map_open (gen);
+  kist_json_gen_str_lossy (gen, "idmap");
+  yajl_gen_map_open (gen);
+  kist_json_gen_str_lossy (gen, "enabled");
+  yajl_gen_bool (gen, 1);
+  yajl_gen_map_close (gen);
   yajl_gen_map_close (gen);
   yajl_gen_map_close (gen);
   kist_json_gen_str_lossy (gen, "annotations");
