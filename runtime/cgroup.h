@@ -113,6 +113,9 @@ int kist_cgroup_update (const char *abs_path, const struct kist_resources *resou
 char *kist_cgroup_stats_json (const char *abs_path, struct kist_error **err);
 /* memory.events oom_kill count (for `kist events` OOM notifications), -1 if unknown. */
 int64_t kist_cgroup_oom_kills (const char *abs_path);
+/* A scope file's value: KEY's in a flat-keyed file (key NULL: a file
+ * holding one number, such as memory.peak); -1 if unknown. */
+int64_t kist_cgroup_value (const char *abs_path, const char *file, const char *key);
 
 /* ---- additions (cgroup helper) ---- */
 

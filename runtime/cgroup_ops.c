@@ -87,7 +87,11 @@ scope_kv (const char *abs_path, const char *file, const char *key)
     return -1;
   _cleanup_free_ char *text = cg_read_small (dfd, file);
   uint64_t v;
-  if (text == NULL || !kv_get (text, key, &v) || v > INT64_MAX)
+  if (text == NULL)
+    return -1;
+  if (key == NULL) /* a file holding one number */
+    return kist_parse_u64 (kist_rstrip (text), &v) == 0 && v <= INT64_MAX ? (int64_t) v : -1;
+  if (!kv_get (text, key, &v) || v > INT64_MAX)
     return -1;
   return (int64_t) v;
 }
@@ -447,4 +451,10 @@ int64_t
 kist_cgroup_oom_kills (const char *abs_path)
 {
   return scope_kv (abs_path, "memory.events", "oom_kill");
+}
+
+int64_t
+kist_cgroup_value (const char *abs_path, const char *file, const char *key)
+{
+  return scope_kv (abs_path, file, key);
 }

@@ -379,6 +379,8 @@ static const struct cmd_help helps[] = {
     "                              command), kill the whole sandbox DURATION later (default: 3s)\n"
     "      --report FILE|-         write the report to FILE, or to stdout\n"
     "      --report-fd N           write the report to file descriptor N\n"
+    "      --status-fd N           one JSON object per line on fd N: when the command started\n"
+    "                              (pids, namespaces) and when it ended (how, status, usage)\n"
     "      --report-format json|text  format of --report and --report-fd (default: json)\n"
     "      --allow-degraded LIST   layers that may fail: comma-separated layer names, P.*\n"
     "                              prefixes or all (added to the global --allow-degraded)\n",

@@ -29,6 +29,8 @@ struct sb_flags
   struct kist_sandbox_opts o;
   const char *report_path;
   int report_fd;
+  int status_fd;        /* --status-fd: JSON lines at the start and the end, -1 */
+  pid_t init;           /* the sandbox's init, once created */
   bool report_text;
   const char *allow_degraded;
   const char *timeout_arg;
@@ -87,7 +89,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_ROOTFS = 256, O_RO, O_RW, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
-    O_REPORTFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
+    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -121,6 +123,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "grace", required_argument, NULL, O_GRACE },
     { "report", required_argument, NULL, O_REPORT },
     { "report-fd", required_argument, NULL, O_REPORTFD },
+    { "status-fd", required_argument, NULL, O_STATUSFD },
     { "report-format", required_argument, NULL, O_REPORTFMT },
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
     { "help", no_argument, NULL, 'h' },
@@ -288,11 +291,18 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         break;
       case O_REPORT: f->report_path = optarg; break;
       case O_REPORTFD:
+      case O_STATUSFD:
         if (kist_parse_int (optarg, &n) < 0 || n < 0)
-          return usage_error (err, "--report-fd `%s`: expected a file descriptor number", optarg);
+          return usage_error (err,
+                              c == O_REPORTFD ? "--report-fd `%s`: expected a file descriptor number"
+                                              : "--status-fd `%s`: expected a file descriptor number",
+                              optarg);
         if (fcntl (n, F_GETFD) < 0)
-          return usage_error (err, "--report-fd `%s`: not an open file descriptor", optarg);
-        f->report_fd = n;
+          return usage_error (err,
+                              c == O_REPORTFD ? "--report-fd `%s`: not an open file descriptor"
+                                              : "--status-fd `%s`: not an open file descriptor",
+                              optarg);
+        *(c == O_REPORTFD ? &f->report_fd : &f->status_fd) = n;
         break;
       case O_REPORTFMT:
         if (strcmp (optarg, "json") == 0)
@@ -380,7 +390,11 @@ emit_report (const struct sb_flags *f, const struct kist_report *r, bool first)
 static void
 sandbox_report_ready (const struct kist_report *r, void *arg)
 {
-  emit_report (arg, r, true);
+  const struct sb_flags *f = arg;
+  emit_report (f, r, true);
+  /* Verified, right before the command's execve: it and every namespace
+   * are there to be read. */
+  kist_sb_status_started (f->status_fd, f->init);
 }
 
 /* ---------------------------------------------------------- run loop */
@@ -572,11 +586,11 @@ record_signal (struct kist_report *r, const struct sb_flags *f, int ended, bool 
 int
 kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
-  struct sb_flags f = { .report_fd = -1, .grace_ms = 3000, .grace_arg = "3s" };
+  struct sb_flags f = { .report_fd = -1, .status_fd = -1, .grace_ms = 3000, .grace_arg = "3s" };
   kist_sandbox_opts_init (&f.o);
   int status = KIST_EXIT_FAILURE;
   _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL, *policy = NULL;
-  _cleanup_close_ int rootfd = -1;
+  _cleanup_close_ int rootfd = -1, init_rd = -1, init_wr = -1;
   _cleanup_report_ struct kist_report *r = NULL;
   _cleanup_resources_ struct kist_resources *sb_res = NULL;
   struct kist_sandbox_dir dir = { 0 };
@@ -601,6 +615,15 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
 
   int64_t start_ms = now_ms ();
   sb_res = kist_sandbox_resources (&f.o);
+  /* kist's init writes how the command ended here (init.c). */
+  int init_pipe[2];
+  if (pipe2 (init_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+    {
+      kist_error_make (err, errno, "sandbox: pipe for kist's init");
+      goto teardown;
+    }
+  init_rd = init_pipe[0];
+  init_wr = init_pipe[1];
   struct kist_create_opts co = {
     .id = id, .bundle = dir.path, .operation = "sandbox", .report_fd = -1,
     .allow_degraded = kist_cmd_policy (g, f.allow_degraded, &policy), .config_json = config,
@@ -608,12 +631,16 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .resources = sb_res,
     .die_with_parent = true,
     .with_init = true,
+    .init_status_fd = init_wr,
     .exact_env = true,
     .deadline = (int64_t) time (NULL)
                 + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
   };
   pid_t pid = 0;
-  if (kist_create (g, &co, &pid, &r, err) < 0)
+  int cr = kist_create (g, &co, &pid, &r, err);
+  close (init_wr);
+  init_wr = -1;
+  if (cr < 0)
     {
       if (f.o.workspace && *err && strstr ((*err)->msg, "overlay") != NULL)
         kist_error_wrap (err, "--workspace `%s` (the overlay at %s%s)", f.o.workspace,
@@ -627,6 +654,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
       goto teardown;
     }
   kist_forward_signals (pid);
+  f.init = pid;
   if (kist_container_start (rootfd, id, r, sandbox_report_ready, &f, err) < 0)
     {
       emit_report (&f, r, true);
@@ -636,6 +664,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     }
   emit_report (&f, r, false);
   ran = true;
+  int64_t ran_ms = now_ms ();
 
   int64_t deadline = f.timeout_ms ? start_ms + f.timeout_ms : 0;
   int ended = 0;
@@ -671,6 +700,13 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   else
     kist_report_skip (r, "timeout", "no --timeout; deadline for kist gc: start + 24 h");
   record_signal (r, &f, ended, graced, status);
+  {
+    struct kist_sb_end end = { .status = status, .timed_out = timed_out, .graced = graced,
+                               .wall_ms = now_ms () - ran_ms };
+    kist_init_status_read (init_rd, &end.init);
+    kist_container_usage (rootfd, id, &end.cg);
+    kist_sb_record_end (r, &end, f.status_fd);
+  }
 
 teardown:
   {

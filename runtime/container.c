@@ -126,7 +126,7 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
   /* Nothing the caller of create handed down stays with the waiting init
    * (an engine's sockets and pipes: the shim reads its pipes until EOF), only
    * stdio, --preserve-fds and kist's own. */
-  const int keep[] = { fd, ctx->start_fd, ctx->bundle_fd, kist_log_fd (),
+  const int keep[] = { fd, ctx->start_fd, ctx->bundle_fd, kist_log_fd (), ctx->init_status_fd,
                        kist_mounts_idmap_keep_fd (ctx) };
   if (kist_close_fds_except (ctx->preserve_fds, keep, KIST_ARRAY_SIZE (keep), &err) < 0
       || kist_prepare_exec_fds (ctx->preserve_fds, &err) < 0)
@@ -641,6 +641,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
              .no_new_keyring = o->no_new_keyring, .console_socket = o->console_socket,
              .pid_file = o->pid_file, .die_with_parent = o->die_with_parent,
              .with_init = o->with_init,
+             .init_status_fd = o->with_init ? o->init_status_fd : -1,
              .exact_env = o->exact_env, .tty = { .slave = -1, .index = -1, .master = -1,
                                                  .console = true, .relay = o->pty_master != NULL } }
   };

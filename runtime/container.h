@@ -77,6 +77,8 @@ struct kist_create_opts
   const struct kist_resources *resources; /* kist sandbox: replaces linux.resources (copied) */
   bool die_with_parent;
   bool with_init;                /* kist sandbox: kist's init as PID 1 (init.c) */
+  int init_status_fd;            /* with with_init: the write end of a pipe (O_CLOEXEC) for
+                                    the init's last word, or -1 */
   bool exact_env;                /* kist sandbox: no HOME added to process.env */
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's

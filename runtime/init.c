@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,8 +40,23 @@
 
 #define LAYER "init"
 
+/* The command ended: its status, and what it used, for kist (status_fd). */
 static void __attribute__ ((noreturn))
-init_loop (pid_t child, const sigset_t *all)
+init_end (int status_fd, int st)
+{
+  struct rusage ru = { 0 };
+  if (status_fd >= 0)
+    {
+      getrusage (RUSAGE_CHILDREN, &ru);
+      dprintf (status_fd, "wstatus=%d utime_us=%lld stime_us=%lld maxrss_kb=%ld\n", st,
+               (long long) ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+               (long long) ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
+    }
+  _exit (WIFSIGNALED (st) ? 128 + WTERMSIG (st) : WEXITSTATUS (st));
+}
+
+static void __attribute__ ((noreturn))
+init_loop (pid_t child, const sigset_t *all, int status_fd)
 {
   for (;;)
     {
@@ -64,7 +80,7 @@ init_loop (pid_t child, const sigset_t *all)
           if (w <= 0)
             break;
           if (w == child)
-            _exit (WIFSIGNALED (st) ? 128 + WTERMSIG (st) : WEXITSTATUS (st));
+            init_end (status_fd, st);
         }
     }
 }
@@ -103,10 +119,18 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
       /* The init: nothing of kist's stays open (the sync and start sockets
        * must close with the command's execve alone), and it dies with the
        * kist that waits for it, as the command would have. */
-      syscall (SYS_close_range, 0U, ~0U, 0U);
+      int sfd = ctx->init_status_fd;
+      if (sfd < 0)
+        syscall (SYS_close_range, 0U, ~0U, 0U);
+      else
+        {
+          if (sfd > 0)
+            syscall (SYS_close_range, 0U, (unsigned) sfd - 1, 0U);
+          syscall (SYS_close_range, (unsigned) sfd + 1, ~0U, 0U);
+        }
       if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
         _exit (KIST_EXIT_FAILURE);
-      init_loop (child, &all);
+      init_loop (child, &all, sfd);
     }
 
   /* The command: its own session (the init leads the one the session entry
@@ -151,6 +175,20 @@ kist_init_command_pid (pid_t init, const struct kist_report *r, struct kist_erro
                             "command alone (%s)",
                             (int) init, n, path);
   return (pid_t) pids[0];
+}
+
+void
+kist_init_status_read (int fd, struct kist_init_status *s)
+{
+  *s = (struct kist_init_status){ 0 };
+  char buf[256];
+  ssize_t n = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  s->known = sscanf (buf, "wstatus=%d utime_us=%lld stime_us=%lld maxrss_kb=%ld", &s->wstatus,
+                     &s->utime_us, &s->stime_us, &s->maxrss_kb)
+             == 4;
 }
 
 /* Of the command (ctx->pid): its parent, read from outside, is PID 1 of the

@@ -189,8 +189,9 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_AFTER, CR, NULL, "kist start (hooks.c), after the execve", E (O ("hooks.poststart")),
     NULL },
   { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), while it waits",
-    E (O ("timeout"), O ("signal")),
-    "signal: SIGINT, SIGTERM, SIGHUP or SIGQUIT passed on; the scope killed after --grace" },
+    E (O ("timeout"), O ("signal"), O ("exit"), O ("usage")),
+    "signal: SIGINT, SIGTERM, SIGHUP or SIGQUIT passed on; the scope killed after --grace; "
+    "exit and usage: how the command ended (kist's init says), what it used (the scope)" },
   { KIST_PHASE_AFTER, CR, NULL, "kist delete (hooks.c), after the container is gone",
     E (O ("hooks.poststop")), NULL },
   { KIST_PHASE_AFTER, SB, NULL, "kist sandbox (cmd_sandbox.c), in its teardown", E (O ("workspace")),

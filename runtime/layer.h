@@ -38,6 +38,8 @@ struct kist_ctx
   bool die_with_parent;          /* kist sandbox: keep PR_SET_PDEATHSIG through exec */
   bool with_init;                /* kist sandbox: kist's init stays PID 1, the command is
                                     its child (init.c) */
+  int init_status_fd;            /* with_init: where the init writes how the command
+                                    ended (kist_init_status_parse), or -1 */
   bool exact_env;                /* kist sandbox: the environment is exactly process.env
                                     (no HOME added from /etc/passwd) */
   const char *pid_file;          /* --pid-file */
@@ -203,6 +205,16 @@ int kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
  * under kist's init when r has the init entry pending, else init itself;
  * < 0 with *err. */
 pid_t kist_init_command_pid (pid_t init, const struct kist_report *r, struct kist_error **err);
+/* What kist's init wrote to ctx->init_status_fd when the command ended. */
+struct kist_init_status
+{
+  bool known;                    /* the init wrote it (not killed first) */
+  int wstatus;                   /* the command's wait status */
+  long long utime_us, stime_us;  /* getrusage(RUSAGE_CHILDREN) of the init: the command */
+  long maxrss_kb;                /* and every descendant it reaped */
+};
+/* Read it (non-blocking: the init may have been killed before writing). */
+void kist_init_status_read (int fd, struct kist_init_status *s);
 /* process.c (child, before any filter): a new session, the controlling terminal. */
 int kist_session_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* seccomp.c (child, last of the layers): only a profile with a notify

@@ -64,6 +64,16 @@ int kist_container_delete (int rootfd, const char *id, bool force, struct kist_e
 /* pause / resume: freeze or thaw the cgroup (cgroup v2 cgroup.freeze),
  * waiting until cgroup.events says frozen 1 / 0. */
 int kist_container_pause (int rootfd, const char *id, struct kist_error **err);
+/* What the container's cgroup scope counted, each -1 where it has no such
+ * file (no scope, or the controller is not enabled). */
+struct kist_usage
+{
+  int64_t memory_peak;           /* memory.peak, bytes */
+  int64_t pids_peak;             /* pids.peak */
+  int64_t oom_kills;             /* memory.events oom_kill */
+  int64_t cpu_usec;              /* cpu.stat usage_usec */
+};
+void kist_container_usage (int rootfd, const char *id, struct kist_usage *u);
 int kist_container_resume (int rootfd, const char *id, struct kist_error **err);
 
 /* ps: the host pids of the container's processes, sorted: its cgroup's

@@ -156,4 +156,24 @@ struct kist_resources *kist_sandbox_resources (const struct kist_sandbox_opts *o
 char *kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
                                 uid_t euid, gid_t egid, size_t *len, struct kist_error **err);
 
+/* ---- the exit channel (sandbox_status.c) */
+
+#include "lifecycle.h"
+#include "report.h"
+
+/* How the command ended and what it used, gathered by kist sandbox. */
+struct kist_sb_end
+{
+  int status;                    /* kist's exit status for it */
+  bool timed_out, graced;        /* --timeout expired; killed --grace after a signal */
+  int64_t wall_ms;               /* from the start to the end */
+  struct kist_init_status init;  /* what kist's init wrote */
+  struct kist_usage cg;          /* the scope's counters */
+};
+/* --status-fd: {"event":"started","child-pid":...,"command-pid":...,
+ * "<ns>-namespace":INODE...} on one line (nothing if fd < 0). */
+void kist_sb_status_started (int fd, pid_t init);
+/* The entries "exit" and "usage", and the "exited" object on status_fd. */
+void kist_sb_record_end (struct kist_report *r, const struct kist_sb_end *e, int status_fd);
+
 #endif

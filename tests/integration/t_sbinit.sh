@@ -154,8 +154,10 @@ run_cases ()
 
   # --grace: a command that ignores SIGTERM is killed, 137.
   local grep_rep=$REPDIR/$MODE-grace.json
-  ks_signal grace TERM "${BASE[@]}" --grace 0.5 --report "$grep_rep" -- \
-    sh -c 'trap "" TERM; : > /flag/up; sleep 600'
+  ks_signal grace TERM "${BASE[@]}" --grace 0.5 --report "$grep_rep" --status-fd 9 -- \
+    sh -c 'trap "" TERM; : > /flag/up; sleep 600' 9> "$T/$MODE-grace.status"
+  sed -n 2p "$T/$MODE-grace.status" > "$T/$MODE-grace.status.2"
+  expect_eq "--status-fd: killed after --grace: how grace ($MODE)" grace "$(jget "$T/$MODE-grace.status.2" how)"
   expect_eq "a command ignoring SIGTERM is killed after --grace: 137 ($MODE)" 137 "$RC"
   expect_contains "--grace: kist says so on stderr ($MODE)" "$ERR" "still ran --grace 0.5 after SIGTERM"
   expect_eq "report: signal requested SIGTERM ($MODE)" SIGTERM "$(layer_field "$grep_rep" signal requested)"
@@ -165,6 +167,46 @@ run_cases ()
   ks_signal term-rep TERM "${BASE[@]}" --report "$ok_rep" -- sh -c ': > /flag/up; exec sleep 600'
   expect_contains "report: signal says the command ended within --grace ($MODE)" \
     "$(layer_field "$ok_rep" signal detail)" "ended within --grace 3s (status 143)"
+
+  # The exit channel: --status-fd and the exit and usage entries.
+  local sf=$T/$MODE-status
+  status_case ()   # TAG EXPECTED-RC ARGS...: a sandbox with --status-fd 9
+  {
+    local tag=$1 want=$2
+    shift 2
+    ks "$tag" "${BASE[@]}" --status-fd 9 --report "$REPDIR/$MODE-$tag.json" "$@" 9> "$sf.$tag"
+    expect_eq "$tag: exit status $want ($MODE)" "$want" "$RC"
+    sed -n 1p "$sf.$tag" > "$sf.$tag.1"
+    sed -n 2p "$sf.$tag" > "$sf.$tag.2"
+  }
+  status_case st-exit 3 -- sh -c 'exit 3'
+  expect_eq "--status-fd: two lines ($MODE)" 2 "$(wc -l < "$sf.st-exit")"
+  expect_eq "--status-fd: the first says started ($MODE)" started "$(jget "$sf.st-exit.1" event)"
+  expect_match "--status-fd: started has the init's pid ($MODE)" "$(jget "$sf.st-exit.1" child-pid)" '^[0-9]+$'
+  expect_match "--status-fd: started has the command's pid ($MODE)" "$(jget "$sf.st-exit.1" command-pid)" '^[0-9]+$'
+  expect_ne "--status-fd: the pid namespace is not kist's ($MODE)" \
+    "$(stat -L -c %i /proc/self/ns/pid)" "$(jget "$sf.st-exit.1" pid-namespace)"
+  expect_eq "--status-fd: the second says exited ($MODE)" exited "$(jget "$sf.st-exit.2" event)"
+  expect_eq "--status-fd: exit 3: how exit ($MODE)" exit "$(jget "$sf.st-exit.2" how)"
+  expect_eq "--status-fd: exit 3: exit-code 3 ($MODE)" 3 "$(jget "$sf.st-exit.2" exit-code)"
+  expect_match "--status-fd: exited has the CPU time ($MODE)" "$(jget "$sf.st-exit.2" cpu-system-us)" '^[0-9]+$'
+  expect_contains "report: exit says exited with status 3 ($MODE)" \
+    "$(layer_field "$REPDIR/$MODE-st-exit.json" exit detail)" "exited with status 3"
+  expect_contains "report: usage has the wall and CPU time ($MODE)" \
+    "$(layer_field "$REPDIR/$MODE-st-exit.json" usage detail)" "cpu user"
+  status_case st-139 139 -- sh -c 'exit 139'
+  expect_eq "--status-fd: exit 139 is an exit, not a signal ($MODE)" exit "$(jget "$sf.st-139.2" how)"
+  status_case st-segv 139 -- sh -c 'kill -SEGV $$'
+  expect_eq "--status-fd: kill -SEGV: how signal ($MODE)" signal "$(jget "$sf.st-segv.2" how)"
+  expect_eq "--status-fd: kill -SEGV: signal 11 ($MODE)" 11 "$(jget "$sf.st-segv.2" signal)"
+  expect_contains "report: exit says killed by signal 11 ($MODE)" \
+    "$(layer_field "$REPDIR/$MODE-st-segv.json" exit detail)" "killed by signal 11 (SIGSEGV)"
+  status_case st-timeout 124 --timeout 0.5 -- sleep 600
+  expect_eq "--status-fd: --timeout: how timeout ($MODE)" timeout "$(jget "$sf.st-timeout.2" how)"
+  expect_eq "--status-fd: --timeout: exit-code 124 ($MODE)" 124 "$(jget "$sf.st-timeout.2" exit-code)"
+  ks st-bad "${BASE[@]}" --status-fd 97 -- true
+  expect_eq "--status-fd 97 (not open): exit 125 ($MODE)" 125 "$RC"
+  expect_contains "--status-fd 97: the error says so ($MODE)" "$ERR" "not an open file descriptor"
 
   ks badgrace "${BASE[@]}" --grace soon -- true
   expect_eq "--grace soon: exit 125 ($MODE)" 125 "$RC"
