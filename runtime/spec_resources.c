@@ -64,9 +64,12 @@ parse_memory (struct jpath *p, yajl_val m, struct kist_res_memory *mem, struct k
   if ((r = spec_get_i64_sat (p, m, "kernel", &mem->kernel, NULL, err)) < 0
       || (r = spec_get_i64_sat (p, m, "kernelTCP", &mem->kernel_tcp, NULL, err)) < 0
       || (r = get_u (p, m, "swappiness", &mem->swappiness, &mem->has_swappiness, err)) < 0
-      || (r = spec_get_bool (p, m, "disableOOMKiller", &mem->disable_oom_killer, err)) < 0)
+      || (r = spec_get_bool (p, m, "disableOOMKiller", &mem->disable_oom_killer, err)) < 0
+      || (r = spec_get_bool (p, m, "checkBeforeUpdate", &mem->check_before_update, err)) < 0)
     return r;
-  /* useHierarchy and checkBeforeUpdate: nothing to do on cgroup v2. */
+  /* useHierarchy: nothing to do on cgroup v2 (always hierarchical).
+   * checkBeforeUpdate is used by `kist update` (cgroup_ops.c), on the
+   * update's own resources; at create it has no effect. */
   return 0;
 }
 

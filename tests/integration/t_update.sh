@@ -183,6 +183,21 @@ for case in 'kernel|{"memory":{"kernel":1048576}}|cgroup.memory.kernel' \
   rc=$(kist_rc --allow-degraded "$layer" update --resources - "$kid")
   expect_eq "update with $what and --allow-degraded $layer exits 0" 0 "$rc"
 done
+# memory.checkBeforeUpdate: a boolean, checked before the container is
+# touched; without a memory controller there is no memory.current to compare
+# with, and the limit fails for the missing controller as without the check
+# (the VM test, tests/vm/tests.sh cbu-*, refuses a limit below the usage).
+IN='{"memory":{"limit":67108864,"checkBeforeUpdate":"yes"}}'
+expect_eq "update with checkBeforeUpdate \"yes\" fails with exit 1" 1 "$(kist_rc update --resources - "$kid")"
+expect_contains "... naming its JSON path" "$(tail -n 1 "$T/kist.errs")" \
+  "linux.resources.memory.checkBeforeUpdate: expected boolean"
+IN='{"memory":{"limit":4096,"checkBeforeUpdate":true}}'
+expect_eq "update with checkBeforeUpdate and no memory controller fails with exit 1" 1 \
+  "$(kist_rc update --resources - "$kid")"
+expect_contains "... for the missing controller" "$(tail -n 1 "$T/kist.errs")" \
+  "memory controller not available"
+expect_eq "... and exits 0 with --allow-degraded cgroup.memory.max" 0 \
+  "$(kist_rc --allow-degraded cgroup.memory.max update --resources - "$kid")"
 kc diff_del delete --force "$kid"
 nothing_left "the kept differences"
 
