@@ -41,10 +41,11 @@ scope_u64 (int dfd, const char *file, uint64_t *v)
   return true;
 }
 
-/* linux.resources.memory.checkBeforeUpdate: before anything is written,
- * refuse a memory.limit at or below memory.current, and a memory.swap
- * (OCI: memory+swap) at or below memory.current + memory.swap.current (as
- * runc, "at or below").  Where memory.current cannot be read (no memory
+/* linux.resources.memory.checkBeforeUpdate (the update's own request):
+ * before anything is written, refuse a memory.limit at or below
+ * memory.current (as runc), and a memory.swap (OCI: memory+swap) at or
+ * below memory.current + memory.swap.current (runc compares it with
+ * memory.current alone).  Where memory.current cannot be read (no memory
  * controller in the scope) there is no usage to compare; the memory.max
  * write then fails with its own reason. */
 static int

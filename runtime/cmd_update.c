@@ -6,10 +6,13 @@
  * as engines send it, parsed as config.json's linux.resources is
  * (spec_resources.c); the flags fill the same struct kist_resources (runc's
  * flags; a flag given as 0 means unset, like Docker's zero-valued fields).
- * It goes to kist_container_update (lifecycle.c), which plans, writes and reads
- * back each file; the entries it applied replace the same-named entries of
- * the stored report.json, so that `kist report` shows the limits now in
- * force.  Prints nothing on success.
+ * It goes to kist_container_update (lifecycle_cgroup.c), which plans,
+ * writes and reads back each file; the entries it applied replace the
+ * same-named entries of the stored report.json, so that `kist report`
+ * shows the limits now in force.  Prints nothing on success.
+ * memory.checkBeforeUpdate is taken from --resources only (the flags
+ * cannot ask for it, as runc's): a limit at or below the usage is then
+ * refused before anything is written (cgroup_ops.c), exit 1.
  *
  * The degradation policy is create's (the global --allow-degraded plus the
  * command's own): a limit that cannot be applied (e.g. its controller is
