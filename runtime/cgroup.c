@@ -570,6 +570,8 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
       return -1;
     }
   cg_ctl_state_clear (&st);
+  if (resources && resources->memory.has_check_before_update)
+    cg_record_check_before_update (r, resources->memory.check_before_update);
 
   /* The scope with its limits: requested is linux.cgroupsPath, else the
    * scope kist chose; applied only once kist_cgroup_join has found the

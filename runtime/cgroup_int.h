@@ -70,4 +70,11 @@ int cg_apply_plan (int scope_fd, const char *scope_abs, const char *mount,
                    const struct kist_cgroup_plan *p, const struct cg_ctl_state *st,
                    struct kist_report *r, struct kist_error **err);
 
+/* ---- cgroup_ops.c */
+
+/* The entry cgroup.memory.checkBeforeUpdate (requested "true" or "false",
+ * applied): what later `kist update`s of the container do when their own
+ * request does not say. */
+void cg_record_check_before_update (struct kist_report *r, bool on);
+
 #endif

@@ -41,7 +41,22 @@ scope_u64 (int dfd, const char *file, uint64_t *v)
   return true;
 }
 
-/* linux.resources.memory.checkBeforeUpdate (the update's own request):
+void
+cg_record_check_before_update (struct kist_report *r, bool on)
+{
+  if (on)
+    kist_report_applied (r, "cgroup.memory.checkBeforeUpdate", "true",
+                         "kist update refuses a memory.limit at or below memory.current and a "
+                         "memory.swap at or below memory.current + memory.swap.current, before "
+                         "writing anything, unless its request sets checkBeforeUpdate false");
+  else
+    kist_report_applied (r, "cgroup.memory.checkBeforeUpdate", "false",
+                         "kist update applies a memory limit below the usage (the kernel then "
+                         "reclaims or OOM-kills), unless its request sets checkBeforeUpdate true");
+}
+
+/* linux.resources.memory.checkBeforeUpdate (the update's request, or the
+ * value recorded in the container's report, see cmd_update.c):
  * before anything is written, refuse a memory.limit at or below
  * memory.current (as runc), and a memory.swap (OCI: memory+swap) at or
  * below memory.current + memory.swap.current (runc compares it with
@@ -108,6 +123,10 @@ kist_cgroup_update (const char *abs_path, const struct kist_resources *resources
     }
   int rc = cg_apply_plan (fd, abs_path, mount, plan, &st, r, err);
   cg_ctl_state_clear (&st);
+  /* The request's own value is remembered for later updates (only after
+   * success: a failed update leaves the stored report as it was). */
+  if (rc == 0 && resources && resources->memory.has_check_before_update)
+    cg_record_check_before_update (r, resources->memory.check_before_update);
   return rc;
 }
 

@@ -201,6 +201,32 @@ expect_eq "... and exits 0 with --allow-degraded cgroup.memory.max" 0 \
 kc diff_del delete --force "$kid"
 nothing_left "the kept differences"
 
+# ---- memory.checkBeforeUpdate: recorded at create, replaced by an update that sets it ----
+# (The refusal itself needs a memory controller: tests/vm/tests.sh cbu-*.)
+C_LINUX_EXTRA=', "resources": {"memory": {"checkBeforeUpdate": true}}'
+BC=$(mkbundle upd-cbu)
+C_LINUX_EXTRA=
+kid=$(new_id cbu)
+kc cbu_run run --detach --report "$T/cbu-run.json" --bundle "$BC" "$kid"
+expect_eq "run --detach with checkBeforeUpdate in config.json exits 0" 0 "$RC"
+expect_eq "the run's report: cgroup.memory.checkBeforeUpdate requested true" true \
+  "$(layer_field "$T/cbu-run.json" cgroup.memory.checkBeforeUpdate requested)"
+expect_eq "the run's report: cgroup.memory.checkBeforeUpdate applied" true \
+  "$(layer_field "$T/cbu-run.json" cgroup.memory.checkBeforeUpdate applied)"
+IN='{"memory":{"limit":4096,"checkBeforeUpdate":false}}'
+expect_eq "a failed update with checkBeforeUpdate false exits 1" 1 "$(kist_rc update --resources - "$kid")"
+kist report "$kid" > "$T/cbu-1.json" 2> /dev/null
+expect_eq "... and the stored entry is still true" true \
+  "$(layer_field "$T/cbu-1.json" cgroup.memory.checkBeforeUpdate requested)"
+IN='{"memory":{"checkBeforeUpdate":false}}'
+expect_eq "update with only checkBeforeUpdate false exits 0" 0 "$(kist_rc update --resources - "$kid")"
+kist report "$kid" > "$T/cbu-2.json" 2> /dev/null
+expect_eq "... and the stored entry is now false" false \
+  "$(layer_field "$T/cbu-2.json" cgroup.memory.checkBeforeUpdate requested)"
+expect_eq "... listed once" 1 "$(layer_names "$T/cbu-2.json" | grep -cx cgroup.memory.checkBeforeUpdate)"
+kc cbu_del delete --force "$kid"
+nothing_left "checkBeforeUpdate"
+
 # ---- the degradation policy, the report, the log ------------------------------------
 id=$(new_id policy)
 kc pol_run run --detach --report "$T/pol-run.json" --bundle "$B" "$id"

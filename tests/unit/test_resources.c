@@ -171,13 +171,13 @@ START_TEST (test_fields)
   struct kist_resources *r = parse_ok ("{\"memory\":null,\"devices\":null,\"cpu\":{\"cpus\":\"\"}}");
   ck_assert (!r->has_devices);
   ck_assert (!r->memory.has_swap && !r->memory.has_swappiness);
-  ck_assert (!r->memory.check_before_update);
+  ck_assert (!r->memory.check_before_update && !r->memory.has_check_before_update);
   ck_assert_ptr_null (r->cpu.cpus);
   kist_resources_free (r);
 
   /* checkBeforeUpdate: kept (for `kist update`), copied, and it plans no write. */
   r = parse_ok ("{\"memory\":{\"limit\":1048576,\"checkBeforeUpdate\":true}}");
-  ck_assert (r->memory.check_before_update);
+  ck_assert (r->memory.check_before_update && r->memory.has_check_before_update);
   {
     struct kist_resources *c = kist_resources_dup (r);
     ck_assert (c->memory.check_before_update);
@@ -191,7 +191,14 @@ START_TEST (test_fields)
   }
   kist_resources_free (r);
   r = parse_ok ("{\"memory\":{\"checkBeforeUpdate\":false}}");
-  ck_assert (!r->memory.check_before_update);
+  ck_assert (!r->memory.check_before_update && r->memory.has_check_before_update);
+  kist_resources_free (r);
+  /* null is absent; the last duplicate counts. */
+  r = parse_ok ("{\"memory\":{\"checkBeforeUpdate\":null}}");
+  ck_assert (!r->memory.check_before_update && !r->memory.has_check_before_update);
+  kist_resources_free (r);
+  r = parse_ok ("{\"memory\":{\"checkBeforeUpdate\":null,\"checkBeforeUpdate\":true}}");
+  ck_assert (r->memory.check_before_update && r->memory.has_check_before_update);
   kist_resources_free (r);
 
   r = parse_ok ("{\"memory\":{\"limit\":-1,\"swap\":0,\"swappiness\":0,\"disableOOMKiller\":true},"

@@ -366,25 +366,38 @@ fi
 
 # ---- update with memory.checkBeforeUpdate: a limit below the usage is refused -----------
 # alloc touches 30 MiB and holds it; memory.current is then about 30 MiB.
+
+# memory_at_least ID BYTES: memory.current has reached BYTES.
+memory_at_least ()
+{
+  c=$(cgval "$1" memory.current)
+  [ -n "$c" ] && [ "$c" -ge "$2" ]
+}
+
+# mem_update NAME RC MAX PATTERN ARGS...: `kist update ARGS... $id` (stdin:
+# $UPD and a newline) exits RC, with PATTERN (if not empty) in its output,
+# and memory.max of $id is then MAX.
+mem_update ()
+{
+  n=$1 want=$2 max=$3 pat=$4
+  shift 4
+  out=$(printf '%s\n' "$UPD" | k update "$@" $id 2>&1)
+  rc=$?
+  got=$(cgval $id memory.max)
+  check "$n" "kist update $* $id exited $rc ($want expected): $out; memory.max '$got' ($max expected)" \
+    '[ "$rc" = "$want" ] && [ "$got" = "$max" ] && { [ -z "$pat" ] || has "$out" "$pat"; }'
+}
+
+REFUSED='memory.current [0-9]+.*checkBeforeUpdate is true'
 id=cbu
 mkbundle $id '["/bin/alloc", "30", "600"]' '{ "memory": { "limit": 134217728 } }'
 if start $id; then
-  # memory_at_least ID BYTES: memory.current has reached BYTES.
-  memory_at_least ()
-  {
-    c=$(cgval "$1" memory.current)
-    [ -n "$c" ] && [ "$c" -ge "$2" ]
-  }
   wait_for 30 memory_at_least $id 29360128
   use=$(cgval $id memory.current)
   check $id-usage "memory.current is '$use' (alloc 30 should hold about 31457280)" '[ "${use:-0}" -ge 29360128 ]'
-  out=$(echo '{"memory":{"limit":16777216,"checkBeforeUpdate":true}}' | k update --resources - $id 2>&1)
-  rc=$?
-  check $id-refused "update to 16 MiB with checkBeforeUpdate exited $rc (1 expected): $out" \
-    '[ "$rc" = 1 ] && has "$out" "checkBeforeUpdate" && has "$out" "memory.current [0-9]+"'
+  UPD='{"memory":{"limit":16777216,"checkBeforeUpdate":true}}'
+  mem_update $id-refused 1 134217728 "$REFUSED" --resources -
   echo "   cbu: $(printf '%s' "$out" | tr '\n' ' ' | cut -c 1-300)"
-  check $id-unchanged "memory.max is '$(cgval $id memory.max)' after the refused update (134217728 expected)" \
-    '[ "$(cgval $id memory.max)" = 134217728 ]'
   k report --format json $id > "$W/r-$id-refused.json" 2>&1
   check_layer $id-report-unchanged "$W/r-$id-refused.json" cgroup.memory.max "read back 134217728"
   pid=$(pid_of $id)
@@ -392,14 +405,27 @@ if start $id; then
   # Controls: checkBeforeUpdate lets a limit above the usage through, and
   # without it the limit below the usage is applied (the kernel may then
   # OOM-kill alloc, the container's init).
-  out=$(echo '{"memory":{"limit":100663296,"checkBeforeUpdate":true}}' | k update --resources - $id 2>&1)
-  rc=$?
-  check $id-above "update to 96 MiB with checkBeforeUpdate exited $rc ($out); memory.max '$(cgval $id memory.max)'" \
-    '[ "$rc" = 0 ] && [ "$(cgval $id memory.max)" = 100663296 ]'
-  out=$(echo '{"memory":{"limit":16777216,"checkBeforeUpdate":false}}' | k update --resources - $id 2>&1)
-  rc=$?
-  check $id-unchecked "update to 16 MiB without checkBeforeUpdate exited $rc ($out); memory.max '$(cgval $id memory.max)'" \
-    '[ "$rc" = 0 ] && [ "$(cgval $id memory.max)" = 16777216 ]'
+  UPD='{"memory":{"limit":100663296,"checkBeforeUpdate":true}}'
+  mem_update $id-above 0 100663296 '' --resources -
+  UPD='{"memory":{"limit":16777216,"checkBeforeUpdate":false}}'
+  mem_update $id-unchecked 0 16777216 '' --resources -
+  finish $id
+fi
+
+# The same with checkBeforeUpdate in config.json: remembered for updates that
+# do not say (the stored report's entry), also for the flags; an update's
+# false overrides it.
+id=cbu-config
+mkbundle $id '["/bin/alloc", "30", "600"]' '{ "memory": { "limit": 134217728, "checkBeforeUpdate": true } }'
+if start $id; then
+  wait_for 30 memory_at_least $id 29360128
+  check_layer $id-report "$W/r-$id.json" cgroup.memory.checkBeforeUpdate "kist update refuses"
+  UPD='{"memory":{"limit":16777216}}'
+  mem_update $id-refused 1 134217728 "$REFUSED" --resources -
+  UPD=
+  mem_update $id-flag-refused 1 134217728 "$REFUSED" --memory 16m
+  UPD='{"memory":{"limit":16777216,"checkBeforeUpdate":false}}'
+  mem_update $id-override 0 16777216 '' --resources -
   finish $id
 fi
 
