@@ -38,15 +38,15 @@
 #include "resolve.h"
 #include "util.h"
 
-/* Controllers kist knows how to enable (bit i = controllers[i]). */
+/* The controllers kist's own limits use, in the order it enables them. */
 static const char *const controllers[] = { "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma", "misc" };
-_Static_assert (KIST_ARRAY_SIZE (controllers) == CG_N_CONTROLLERS, "cgroup_int.h");
 
+/* The index of a needed controller in st, -1 if it is not one. */
 static int
-controller_index (const char *name)
+controller_index (const struct cg_ctl_state *st, const char *name)
 {
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (controllers); i++)
-    if (strcmp (controllers[i], name) == 0)
+  for (size_t i = 0; i < st->n; i++)
+    if (strcmp (st->need[i], name) == 0)
       return (int) i;
   return -1;
 }
@@ -87,7 +87,7 @@ word_in (const char *list, const char *word)
 void
 cg_ctl_state_clear (struct cg_ctl_state *st)
 {
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (controllers); i++)
+  for (size_t i = 0; i < st->n; i++)
     free (st->enable_where[i]);
   free (st->parent_controllers);
   memset (st, 0, sizeof *st);
@@ -101,15 +101,15 @@ enable_in (int dirfd, const char *where, struct cg_ctl_state *st)
 {
   _cleanup_free_ char *have = cg_read_small (dirfd, "cgroup.controllers");
   _cleanup_free_ char *on = cg_read_small (dirfd, "cgroup.subtree_control");
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (controllers); i++)
+  for (size_t i = 0; i < st->n; i++)
     {
-      if (!(st->need & (1u << i)) || st->enable_errno[i])
+      if (st->enable_errno[i])
         continue;
-      if (have == NULL || !word_in (have, controllers[i]))
+      if (have == NULL || !word_in (have, st->need[i]))
         continue; /* not available here: reported from the parent's list */
-      if (on && word_in (on, controllers[i]))
+      if (on && word_in (on, st->need[i]))
         continue;
-      _cleanup_free_ char *cmd = xasprintf ("+%s", controllers[i]);
+      _cleanup_free_ char *cmd = xasprintf ("+%s", st->need[i]);
       struct kist_error *e = NULL;
       if (kist_write_file_at (dirfd, "cgroup.subtree_control", cmd, strlen (cmd), &e) < 0)
         {
@@ -295,7 +295,7 @@ apply_write (int scope_fd, const char *scope_abs, const char *mount,
 
   if (w->controller)
     {
-      int ci = controller_index (w->controller);
+      int ci = controller_index (st, w->controller);
       if (scope_controllers == NULL || !word_in (scope_controllers, w->controller))
         {
           const char *pc = st->parent_controllers ? st->parent_controllers : "";
@@ -417,18 +417,29 @@ apply_devices (int scope_fd, const struct kist_cgroup_plan *p, bool defaults_onl
   return 0;
 }
 
-unsigned
-cg_plan_needs (const struct kist_cgroup_plan *p)
+/* Add name to st's needed controllers (once). */
+static void
+need_controller (struct cg_ctl_state *st, const char *name)
 {
-  unsigned need = 0;
+  if (controller_index (st, name) < 0 && st->n < CG_MAX_CONTROLLERS)
+    st->need[st->n++] = name;
+}
+
+void
+cg_plan_needs (const struct kist_cgroup_plan *p, struct cg_ctl_state *st)
+{
+  cg_ctl_state_clear (st);
+  for (size_t k = 0; k < KIST_ARRAY_SIZE (controllers); k++)
+    for (size_t i = 0; i < p->n; i++)
+      if (p->w[i].controller && !p->w[i].unsupported
+          && strcmp (p->w[i].controller, controllers[k]) == 0)
+        {
+          need_controller (st, controllers[k]);
+          break;
+        }
   for (size_t i = 0; i < p->n; i++)
     if (p->w[i].controller && !p->w[i].unsupported)
-      {
-        int ci = controller_index (p->w[i].controller);
-        if (ci >= 0)
-          need |= 1u << ci;
-      }
-  return need;
+      need_controller (st, p->w[i].controller);
 }
 
 int
@@ -511,7 +522,7 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
       return 0;
     }
 
-  st.need = cg_plan_needs (plan);
+  cg_plan_needs (plan, &st);
   _cleanup_close_ int scope_fd = -1;
   {
     struct kist_error *e = NULL;
@@ -559,6 +570,8 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
       return -1;
     }
   cg_ctl_state_clear (&st);
+  if (resources && resources->memory.has_check_before_update)
+    cg_record_check_before_update (r, resources->memory.check_before_update);
 
   /* The scope with its limits: requested is linux.cgroupsPath, else the
    * scope kist chose; applied only once kist_cgroup_join has found the

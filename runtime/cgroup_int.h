@@ -15,8 +15,9 @@
 #define CG_FILE_MAX (1024 * 1024)
 #define CG_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-/* The controllers kist knows how to enable (cgroup.c's controllers[]). */
-#define CG_N_CONTROLLERS 8
+/* At most this many distinct controllers in one plan (kist's own eight and
+ * those of linux.resources.unified keys it does not know). */
+#define CG_MAX_CONTROLLERS 16
 
 /* ---- cgroup_mount.c */
 
@@ -43,15 +44,19 @@ void cg_plan_freep (struct kist_cgroup_plan **p);
 /* What became of each controller the plan needs while walking down. */
 struct cg_ctl_state
 {
-  unsigned need;                 /* bits of controllers[] */
-  int enable_errno[CG_N_CONTROLLERS];
-  char *enable_where[CG_N_CONTROLLERS];
+  size_t n;                               /* the controllers the plan needs: */
+  const char *need[CG_MAX_CONTROLLERS];   /* their names (the plan's strings: it must outlive st) */
+  int enable_errno[CG_MAX_CONTROLLERS];
+  char *enable_where[CG_MAX_CONTROLLERS];
   char *parent_controllers;      /* cgroup.controllers of the scope's parent */
 };
 void cg_ctl_state_clear (struct cg_ctl_state *st);
 
-/* The controllers the plan's writes need (st->need). */
-unsigned cg_plan_needs (const struct kist_cgroup_plan *p);
+/* The controllers the plan's writes need, into st (cleared first): kist's
+ * known ones in their enabling order, then any other controller named by a
+ * linux.resources.unified key ("dmem.max": dmem), which is enabled the same
+ * way where the kernel has it. */
+void cg_plan_needs (const struct kist_cgroup_plan *p, struct cg_ctl_state *st);
 
 /* Walk MOUNT/rel from the mount's fd, enabling the needed controllers in
  * every ancestor and (create) making missing directories.  Returns the scope
@@ -64,5 +69,12 @@ int cg_walk_scope (const char *mount, const char *rel, bool create, struct cg_ct
 int cg_apply_plan (int scope_fd, const char *scope_abs, const char *mount,
                    const struct kist_cgroup_plan *p, const struct cg_ctl_state *st,
                    struct kist_report *r, struct kist_error **err);
+
+/* ---- cgroup_ops.c */
+
+/* The entry cgroup.memory.checkBeforeUpdate (requested "true" or "false",
+ * applied): what later `kist update`s of the container do when their own
+ * request does not say. */
+void cg_record_check_before_update (struct kist_report *r, bool on);
 
 #endif

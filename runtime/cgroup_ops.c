@@ -24,6 +24,80 @@
 
 /* ---------------------------------------------------------------- update */
 
+/* A one-number file of the scope (memory.current): false when it is absent
+ * or not a number. */
+static bool
+scope_u64 (int dfd, const char *file, uint64_t *v)
+{
+  _cleanup_free_ char *text = cg_read_small (dfd, file);
+  char *end = NULL;
+  if (text == NULL)
+    return false;
+  errno = 0;
+  unsigned long long x = strtoull (text, &end, 10);
+  if (errno != 0 || end == text || (*end != '\0' && *end != '\n'))
+    return false;
+  *v = x;
+  return true;
+}
+
+void
+cg_record_check_before_update (struct kist_report *r, bool on)
+{
+  if (on)
+    kist_report_applied (r, "cgroup.memory.checkBeforeUpdate", "true",
+                         "kist update refuses a memory.limit at or below memory.current and a "
+                         "memory.swap at or below memory.current + memory.swap.current, before "
+                         "writing anything, unless its request sets checkBeforeUpdate false");
+  else
+    kist_report_applied (r, "cgroup.memory.checkBeforeUpdate", "false",
+                         "kist update applies a memory limit below the usage (the kernel then "
+                         "reclaims or OOM-kills), unless its request sets checkBeforeUpdate true");
+}
+
+/* linux.resources.memory.checkBeforeUpdate (the update's request, or the
+ * value recorded in the container's report, see cmd_update.c):
+ * before anything is written, refuse a memory.limit at or below
+ * memory.current (as runc), and a memory.swap (OCI: memory+swap) at or
+ * below memory.current + memory.swap.current (runc compares it with
+ * memory.current alone).  Where memory.current cannot be read (no memory
+ * controller in the scope) there is no usage to compare; the memory.max
+ * write then fails with its own reason. */
+static int
+check_memory_usage (const char *abs_path, const struct kist_res_memory *m, struct kist_error **err)
+{
+  if (!m->check_before_update || (m->limit <= 0 && m->swap <= 0))
+    return 0;
+  _cleanup_close_ int dfd = cg_open_scope (abs_path, err);
+  if (dfd < 0)
+    return -1;
+  uint64_t mem = 0, swap = 0;
+  if (!scope_u64 (dfd, "memory.current", &mem))
+    return 0;
+  if (!scope_u64 (dfd, "memory.swap.current", &swap))
+    swap = 0;
+  const char *what = NULL, *file = NULL;
+  int64_t want = 0;
+  uint64_t used = 0;
+  if (m->limit > 0 && (uint64_t) m->limit <= mem)
+    what = "memory.limit", file = "memory.max", want = m->limit, used = mem;
+  else if (m->swap > 0 && (uint64_t) m->swap <= mem + swap)
+    what = "memory.swap (memory+swap)", file = "memory.swap.max", want = m->swap,
+    used = mem + swap;
+  if (what == NULL)
+    return 0;
+  _cleanup_free_ char *now = cg_read_small (dfd, file);
+  return kist_error_make (err, EBUSY,
+                          "linux.resources.%s %" PRId64 " is at or below the container's "
+                          "current usage of %" PRIu64 " bytes (memory.current %" PRIu64
+                          ", memory.swap.current %" PRIu64 " in %s) and "
+                          "memory.checkBeforeUpdate is true: nothing was changed (%s stays %s); "
+                          "give a limit above the usage, or checkBeforeUpdate false to apply it "
+                          "anyway (the kernel then reclaims or OOM-kills)",
+                          what, want, used, mem, swap, abs_path, file,
+                          now ? kist_rstrip (now) : "unknown");
+}
+
 int
 kist_cgroup_update (const char *abs_path, const struct kist_resources *resources,
                     struct kist_report *r, struct kist_error **err)
@@ -37,8 +111,10 @@ kist_cgroup_update (const char *abs_path, const struct kist_resources *resources
     return kist_error_wrap (err, "update");
   if (cg_split_scope (abs_path, &mount, &rel_clean, err) < 0)
     return -1;
+  if (resources && check_memory_usage (abs_path, &resources->memory, err) < 0)
+    return kist_error_wrap (err, "update");
 
-  st.need = cg_plan_needs (plan);
+  cg_plan_needs (plan, &st);
   _cleanup_close_ int fd = cg_walk_scope (mount, rel_clean, false, &st, NULL, err);
   if (fd < 0)
     {
@@ -47,6 +123,10 @@ kist_cgroup_update (const char *abs_path, const struct kist_resources *resources
     }
   int rc = cg_apply_plan (fd, abs_path, mount, plan, &st, r, err);
   cg_ctl_state_clear (&st);
+  /* The request's own value is remembered for later updates (only after
+   * success: a failed update leaves the stored report as it was). */
+  if (rc == 0 && resources && resources->memory.has_check_before_update)
+    cg_record_check_before_update (r, resources->memory.check_before_update);
   return rc;
 }
 

@@ -6,10 +6,14 @@
  * as engines send it, parsed as config.json's linux.resources is
  * (spec_resources.c); the flags fill the same struct kist_resources (runc's
  * flags; a flag given as 0 means unset, like Docker's zero-valued fields).
- * It goes to kist_container_update (lifecycle.c), which plans, writes and reads
- * back each file; the entries it applied replace the same-named entries of
- * the stored report.json, so that `kist report` shows the limits now in
- * force.  Prints nothing on success.
+ * It goes to kist_container_update (lifecycle_cgroup.c), which plans,
+ * writes and reads back each file; the entries it applied replace the
+ * same-named entries of the stored report.json, so that `kist report`
+ * shows the limits now in force.  Prints nothing on success.
+ * memory.checkBeforeUpdate comes from --resources (the flags cannot ask
+ * for it, as runc's), else from the stored report (config.json's value, or
+ * the last update's): when true, a limit at or below the usage is refused
+ * before anything is written (cgroup_ops.c), exit 1.
  *
  * The degradation policy is create's (the global --allow-degraded plus the
  * command's own): a limit that cannot be applied (e.g. its controller is
@@ -27,10 +31,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "report.h"
 #include "resources.h"
 #include "util.h"
 
 #define RESOURCES_MAX (1u << 20)
+#define REPORT_MAX (16u << 20)
 
 /* The flags, as given (NULL: not given). */
 struct update_flags
@@ -128,6 +134,33 @@ read_resources (const char *path, struct kist_resources **out, struct kist_error
   return kist_resources_parse_json (text, strlen (text), doc, "linux.resources", out, err);
 }
 
+/* memory.checkBeforeUpdate when the request does not say: the value the
+ * container's stored report records (entry cgroup.memory.checkBeforeUpdate:
+ * config.json's, or that of the last update that gave one), as runc keeps
+ * config.json's in its state.  Read without the state lock (report.json is
+ * replaced atomically; kist_container_update then opens, locks and checks
+ * the state); no report or no entry: no check. */
+static void
+stored_check (int rootfd, const char *id, struct kist_resources *res)
+{
+  if (res->memory.has_check_before_update)
+    return;
+  _cleanup_close_ int dfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_free_ char *json = NULL;
+  size_t len = 0;
+  struct kist_error *e = NULL;
+  if (dfd < 0 || kist_read_file_at (dfd, "report.json", REPORT_MAX, &json, &len, &e) < 0)
+    {
+      kist_error_free (e);
+      return;
+    }
+  _cleanup_report_ struct kist_report *rep = kist_report_from_json (json, len, &e);
+  kist_error_free (e);
+  const struct kist_layer *l = rep ? kist_report_find (rep, "cgroup.memory.checkBeforeUpdate") : NULL;
+  res->memory.check_before_update
+      = l && l->applied && l->requested && strcmp (l->requested, "true") == 0;
+}
+
 int
 kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -211,6 +244,7 @@ kist_cmd_update (const struct kist_globals *g, int argc, char **argv, struct kis
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0)
     return KIST_EXIT_USAGE;
+  stored_check (rootfd, id, res);
   _cleanup_free_ char *policy = NULL;
   if (kist_container_update (rootfd, id, res, kist_cmd_policy (g, allow_degraded, &policy), err)
       < 0)

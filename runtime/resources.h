@@ -34,6 +34,8 @@ struct kist_res_memory
   bool has_swappiness;       /* any value: unsupported on cgroup v2 */
   uint64_t swappiness;
   bool disable_oom_killer;   /* true: unsupported on cgroup v2 */
+  bool has_check_before_update; /* checkBeforeUpdate given (true or false) */
+  bool check_before_update;  /* `kist update`: refuse a limit at or below the usage */
 };
 
 struct kist_res_cpu

@@ -49,6 +49,18 @@ field_err (struct jpath *p, const char *key, struct kist_error **err, const char
   return spec_jp_err (p, err, "%" PRId64 " is invalid%s", v, what);
 }
 
+/* Does o have key with a non-null value (the last duplicate, as the
+ * accessors read it)? */
+static bool
+has_value (yajl_val o, const char *key)
+{
+  bool has = false;
+  for (size_t i = 0; i < o->u.object.len; i++)
+    if (strcmp (o->u.object.keys[i], key) == 0)
+      has = !YAJL_IS_NULL (o->u.object.values[i]);
+  return has;
+}
+
 static int
 parse_memory (struct jpath *p, yajl_val m, struct kist_res_memory *mem, struct kist_error **err)
 {
@@ -64,9 +76,13 @@ parse_memory (struct jpath *p, yajl_val m, struct kist_res_memory *mem, struct k
   if ((r = spec_get_i64_sat (p, m, "kernel", &mem->kernel, NULL, err)) < 0
       || (r = spec_get_i64_sat (p, m, "kernelTCP", &mem->kernel_tcp, NULL, err)) < 0
       || (r = get_u (p, m, "swappiness", &mem->swappiness, &mem->has_swappiness, err)) < 0
-      || (r = spec_get_bool (p, m, "disableOOMKiller", &mem->disable_oom_killer, err)) < 0)
+      || (r = spec_get_bool (p, m, "disableOOMKiller", &mem->disable_oom_killer, err)) < 0
+      || (r = spec_get_bool (p, m, "checkBeforeUpdate", &mem->check_before_update, err)) < 0)
     return r;
-  /* useHierarchy and checkBeforeUpdate: nothing to do on cgroup v2. */
+  /* useHierarchy: nothing to do on cgroup v2 (always hierarchical).
+   * checkBeforeUpdate is for `kist update` (cgroup_ops.c); at create it
+   * is only recorded in the report. */
+  mem->has_check_before_update = has_value (m, "checkBeforeUpdate");
   return 0;
 }
 

@@ -183,8 +183,49 @@ for case in 'kernel|{"memory":{"kernel":1048576}}|cgroup.memory.kernel' \
   rc=$(kist_rc --allow-degraded "$layer" update --resources - "$kid")
   expect_eq "update with $what and --allow-degraded $layer exits 0" 0 "$rc"
 done
+# memory.checkBeforeUpdate: a boolean, checked before the container is
+# touched; without a memory controller there is no memory.current to compare
+# with, and the limit fails for the missing controller as without the check
+# (the VM test, tests/vm/tests.sh cbu-*, refuses a limit below the usage).
+IN='{"memory":{"limit":67108864,"checkBeforeUpdate":"yes"}}'
+expect_eq "update with checkBeforeUpdate \"yes\" fails with exit 1" 1 "$(kist_rc update --resources - "$kid")"
+expect_contains "... naming its JSON path" "$(tail -n 1 "$T/kist.errs")" \
+  "linux.resources.memory.checkBeforeUpdate: expected boolean"
+IN='{"memory":{"limit":4096,"checkBeforeUpdate":true}}'
+expect_eq "update with checkBeforeUpdate and no memory controller fails with exit 1" 1 \
+  "$(kist_rc update --resources - "$kid")"
+expect_contains "... for the missing controller" "$(tail -n 1 "$T/kist.errs")" \
+  "memory controller not available"
+expect_eq "... and exits 0 with --allow-degraded cgroup.memory.max" 0 \
+  "$(kist_rc --allow-degraded cgroup.memory.max update --resources - "$kid")"
 kc diff_del delete --force "$kid"
 nothing_left "the kept differences"
+
+# ---- memory.checkBeforeUpdate: recorded at create, replaced by an update that sets it ----
+# (The refusal itself needs a memory controller: tests/vm/tests.sh cbu-*.)
+C_LINUX_EXTRA=', "resources": {"memory": {"checkBeforeUpdate": true}}'
+BC=$(mkbundle upd-cbu)
+C_LINUX_EXTRA=
+kid=$(new_id cbu)
+kc cbu_run run --detach --report "$T/cbu-run.json" --bundle "$BC" "$kid"
+expect_eq "run --detach with checkBeforeUpdate in config.json exits 0" 0 "$RC"
+expect_eq "the run's report: cgroup.memory.checkBeforeUpdate requested true" true \
+  "$(layer_field "$T/cbu-run.json" cgroup.memory.checkBeforeUpdate requested)"
+expect_eq "the run's report: cgroup.memory.checkBeforeUpdate applied" true \
+  "$(layer_field "$T/cbu-run.json" cgroup.memory.checkBeforeUpdate applied)"
+IN='{"memory":{"limit":4096,"checkBeforeUpdate":false}}'
+expect_eq "a failed update with checkBeforeUpdate false exits 1" 1 "$(kist_rc update --resources - "$kid")"
+kist report "$kid" > "$T/cbu-1.json" 2> /dev/null
+expect_eq "... and the stored entry is still true" true \
+  "$(layer_field "$T/cbu-1.json" cgroup.memory.checkBeforeUpdate requested)"
+IN='{"memory":{"checkBeforeUpdate":false}}'
+expect_eq "update with only checkBeforeUpdate false exits 0" 0 "$(kist_rc update --resources - "$kid")"
+kist report "$kid" > "$T/cbu-2.json" 2> /dev/null
+expect_eq "... and the stored entry is now false" false \
+  "$(layer_field "$T/cbu-2.json" cgroup.memory.checkBeforeUpdate requested)"
+expect_eq "... listed once" 1 "$(layer_names "$T/cbu-2.json" | grep -cx cgroup.memory.checkBeforeUpdate)"
+kc cbu_del delete --force "$kid"
+nothing_left "checkBeforeUpdate"
 
 # ---- the degradation policy, the report, the log ------------------------------------
 id=$(new_id policy)

@@ -697,6 +697,32 @@ START_TEST (test_scope_missing_controller)
   err = NULL;
   kist_report_free (r);
 
+  /* A unified key of a controller kist does not know: looked for like
+   * any other (it would be enabled where the kernel has it); absent, the
+   * error names it, and nothing is left behind. */
+  {
+    struct kist_resources *ures = res_of ("{\"unified\":{\"nosuch.max\":\"1\"}}");
+    struct kist_spec *uspec = make_spec (cgp, ures);
+    ctx.spec = uspec;
+    r = kist_report_new ("c2", "create", NULL);
+    ck_assert_int_lt (kist_cgroup_apply (&ctx, r, &cg, &err), 0);
+    ck_assert_ptr_null (cg);
+    ck_assert_msg (strstr (err->msg, "linux.resources.unified.nosuch.max: nosuch controller not "
+                                     "available in the cgroup2 hierarchy at")
+                       != NULL,
+                   "%s", err->msg);
+    l = kist_report_find (r, "cgroup.nosuch.max");
+    ck_assert (l != NULL && !l->applied && l->errnum == ENOTSUP);
+    ck_assert_int_eq (stat (base_abs, &st), -1);
+    kist_error_free (err);
+    err = NULL;
+    kist_report_free (r);
+    ctx.spec = spec;
+    uspec->linux_->resources = NULL;
+    free_spec (uspec);
+    kist_resources_free (ures);
+  }
+
   /* allowed to degrade: applied=false, the scope exists */
   r = kist_report_new ("c2", "create", "cgroup.memory.max");
   ck_assert_msg (kist_cgroup_apply (&ctx, r, &cg, &err) == 0, "%s", err ? err->msg : "");
@@ -721,6 +747,20 @@ START_TEST (test_scope_missing_controller)
       kist_error_free (err);
       err = NULL;
     }
+  kist_resources_free (upd);
+  kist_report_free (ru);
+
+  /* checkBeforeUpdate without a memory controller: no memory.current to
+   * compare with, so no refusal of its own; the memory.max write fails
+   * with its reason, as without the check. */
+  ru = kist_report_new ("c2", "update", NULL);
+  upd = res_of ("{\"memory\":{\"limit\":4096,\"checkBeforeUpdate\":true}}");
+  ck_assert_int_lt (kist_cgroup_update (abs, upd, ru, &err), 0);
+  ck_assert_msg (strstr (err->msg, "memory controller not available") != NULL
+                     && strstr (err->msg, "checkBeforeUpdate") == NULL,
+                 "%s", err->msg);
+  kist_error_free (err);
+  err = NULL;
   kist_resources_free (upd);
   kist_report_free (ru);
 

@@ -86,6 +86,8 @@ static const struct
     "config.json: linux.resources.memory.swappiness: expected a non-negative integer, got -1" },
   { "{\"memory\":{\"disableOOMKiller\":\"yes\"}}",
     "config.json: linux.resources.memory.disableOOMKiller: expected boolean" },
+  { "{\"memory\":{\"checkBeforeUpdate\":1}}",
+    "config.json: linux.resources.memory.checkBeforeUpdate: expected boolean" },
   { "{\"cpu\":{\"shares\":-1}}",
     "config.json: linux.resources.cpu.shares: expected a non-negative integer, got -1" },
   { "{\"cpu\":{\"cpus\":1}}", "config.json: linux.resources.cpu.cpus: expected string" },
@@ -169,7 +171,34 @@ START_TEST (test_fields)
   struct kist_resources *r = parse_ok ("{\"memory\":null,\"devices\":null,\"cpu\":{\"cpus\":\"\"}}");
   ck_assert (!r->has_devices);
   ck_assert (!r->memory.has_swap && !r->memory.has_swappiness);
+  ck_assert (!r->memory.check_before_update && !r->memory.has_check_before_update);
   ck_assert_ptr_null (r->cpu.cpus);
+  kist_resources_free (r);
+
+  /* checkBeforeUpdate: kept (for `kist update`), copied, and it plans no write. */
+  r = parse_ok ("{\"memory\":{\"limit\":1048576,\"checkBeforeUpdate\":true}}");
+  ck_assert (r->memory.check_before_update && r->memory.has_check_before_update);
+  {
+    struct kist_resources *c = kist_resources_dup (r);
+    ck_assert (c->memory.check_before_update);
+    struct kist_cgroup_plan *p = NULL;
+    struct kist_error *e = NULL;
+    ck_assert_int_eq (kist_cgroup_plan_build (c, &p, &e), 0);
+    ck_assert_uint_eq (p->n, 1);
+    ck_assert_str_eq (p->w[0].file, "memory.max");
+    kist_cgroup_plan_free (p);
+    kist_resources_free (c);
+  }
+  kist_resources_free (r);
+  r = parse_ok ("{\"memory\":{\"checkBeforeUpdate\":false}}");
+  ck_assert (!r->memory.check_before_update && r->memory.has_check_before_update);
+  kist_resources_free (r);
+  /* null is absent; the last duplicate counts. */
+  r = parse_ok ("{\"memory\":{\"checkBeforeUpdate\":null}}");
+  ck_assert (!r->memory.check_before_update && !r->memory.has_check_before_update);
+  kist_resources_free (r);
+  r = parse_ok ("{\"memory\":{\"checkBeforeUpdate\":null,\"checkBeforeUpdate\":true}}");
+  ck_assert (r->memory.check_before_update && r->memory.has_check_before_update);
   kist_resources_free (r);
 
   r = parse_ok ("{\"memory\":{\"limit\":-1,\"swap\":0,\"swappiness\":0,\"disableOOMKiller\":true},"

@@ -364,6 +364,143 @@ if start $id; then
   finish $id
 fi
 
+# ---- update with memory.checkBeforeUpdate: a limit below the usage is refused -----------
+# alloc touches 30 MiB and holds it; memory.current is then about 30 MiB.
+
+# memory_at_least ID BYTES: memory.current has reached BYTES.
+memory_at_least ()
+{
+  c=$(cgval "$1" memory.current)
+  [ -n "$c" ] && [ "$c" -ge "$2" ]
+}
+
+# mem_update NAME RC MAX PATTERN ARGS...: `kist update ARGS... $id` (stdin:
+# $UPD and a newline) exits RC, with PATTERN (if not empty) in its output,
+# and memory.max of $id is then MAX.
+mem_update ()
+{
+  n=$1 want=$2 max=$3 pat=$4
+  shift 4
+  out=$(printf '%s\n' "$UPD" | k update "$@" $id 2>&1)
+  rc=$?
+  got=$(cgval $id memory.max)
+  check "$n" "kist update $* $id exited $rc ($want expected): $out; memory.max '$got' ($max expected)" \
+    '[ "$rc" = "$want" ] && [ "$got" = "$max" ] && { [ -z "$pat" ] || has "$out" "$pat"; }'
+}
+
+REFUSED='memory.current [0-9]+.*checkBeforeUpdate is true'
+id=cbu
+mkbundle $id '["/bin/alloc", "30", "600"]' '{ "memory": { "limit": 134217728 } }'
+if start $id; then
+  wait_for 30 memory_at_least $id 29360128
+  use=$(cgval $id memory.current)
+  check $id-usage "memory.current is '$use' (alloc 30 should hold about 31457280)" '[ "${use:-0}" -ge 29360128 ]'
+  UPD='{"memory":{"limit":16777216,"checkBeforeUpdate":true}}'
+  mem_update $id-refused 1 134217728 "$REFUSED" --resources -
+  echo "   cbu: $(printf '%s' "$out" | tr '\n' ' ' | cut -c 1-300)"
+  k report --format json $id > "$W/r-$id-refused.json" 2>&1
+  check_layer $id-report-unchanged "$W/r-$id-refused.json" cgroup.memory.max "read back 134217728"
+  pid=$(pid_of $id)
+  check $id-alive "the container (pid '$pid') died after the refused update" '[ -n "$pid" ] && kill -0 "$pid" 2> /dev/null'
+  # Controls: checkBeforeUpdate lets a limit above the usage through, and
+  # without it the limit below the usage is applied (the kernel may then
+  # OOM-kill alloc, the container's init).
+  UPD='{"memory":{"limit":100663296,"checkBeforeUpdate":true}}'
+  mem_update $id-above 0 100663296 '' --resources -
+  UPD='{"memory":{"limit":16777216,"checkBeforeUpdate":false}}'
+  mem_update $id-unchecked 0 16777216 '' --resources -
+  finish $id
+fi
+
+# The same with checkBeforeUpdate in config.json: remembered for updates that
+# do not say (the stored report's entry), also for the flags; an update's
+# false overrides it.
+id=cbu-config
+mkbundle $id '["/bin/alloc", "30", "600"]' '{ "memory": { "limit": 134217728, "checkBeforeUpdate": true } }'
+if start $id; then
+  wait_for 30 memory_at_least $id 29360128
+  check_layer $id-report "$W/r-$id.json" cgroup.memory.checkBeforeUpdate "kist update refuses"
+  UPD='{"memory":{"limit":16777216}}'
+  mem_update $id-refused 1 134217728 "$REFUSED" --resources -
+  UPD=
+  mem_update $id-flag-refused 1 134217728 "$REFUSED" --memory 16m
+  UPD='{"memory":{"limit":16777216,"checkBeforeUpdate":false}}'
+  mem_update $id-override 0 16777216 '' --resources -
+  finish $id
+fi
+
+# ---- linux.resources.unified: raw files, their controllers enabled by kist ---------------
+# pids.max (pids is enabled at the root by init.sh, kist enables it in
+# /kistvm) and, where the kernel has it, cpuset.cpus (cpuset is enabled
+# nowhere: kist must enable it in / and /kistvm).
+id=unified
+uni='"pids.max": "10"'
+has_cpuset=
+if grep -qw cpuset "$CG/cgroup.controllers"; then
+  has_cpuset=1
+  uni="$uni, \"cpuset.cpus\": \"0\""
+fi
+mkbundle $id '["sleep", "600"]' "{ \"unified\": { $uni } }"
+if start $id; then
+  check $id-pids "pids.max is '$(cgval $id pids.max)' (unified pids.max 10)" '[ "$(cgval $id pids.max)" = 10 ]'
+  check_layer $id-report "$W/r-$id.json" cgroup.pids.max "read back 10"
+  if [ -n "$has_cpuset" ]; then
+    check $id-cpuset "cpuset.cpus is '$(cgval $id cpuset.cpus)' (unified cpuset.cpus 0)" '[ "$(cgval $id cpuset.cpus)" = 0 ]'
+  else
+    echo "   unified: no cpuset controller in this kernel: cpuset.cpus not checked"
+  fi
+  finish $id
+fi
+
+# run_fails ID RESOURCES NAME PATTERN: `kist run` of a bundle with these
+# resources exits 125 with PATTERN in its message, and leaves neither a
+# scope nor a container.
+run_fails ()
+{
+  mkbundle "$1" '["true"]' "$2"
+  out=$(k run -b "$W/b-$1" "$1" 2>&1 < /dev/null)
+  rc=$?
+  st=$(k state "$1" 2>&1)
+  src=$?
+  check "$3" "kist run exited $rc (125 expected): $out; scope $CG/$PARENT/$1 $([ -d "$CG/$PARENT/$1" ] && echo exists || echo gone); state exit $src" \
+    '[ "$rc" = 125 ] && has "$out" "$4" && [ ! -d "$CG/$PARENT/$1" ] && [ "$src" != 0 ]'
+  echo "   $1: $(printf '%s' "$out" | tr '\n' ' ' | cut -c 1-300)"
+}
+run_fails unified-nosuch '{ "unified": { "nosuch.max": "1" } }' unified-unknown-key \
+  'unified\.nosuch\.max: nosuch controller not available'
+# A controller this kernel does not have.
+absent=
+for c in hugetlb:hugetlb.2MB.max rdma:rdma.max misc:misc.max dmem:dmem.max; do
+  if ! grep -qw "${c%%:*}" "$CG/cgroup.controllers"; then
+    absent=$c
+    break
+  fi
+done
+if [ -n "$absent" ]; then
+  run_fails unified-absent "{ \"unified\": { \"${absent#*:}\": \"max\" } }" unified-absent-controller \
+    "${absent%%:*} controller not available"
+else
+  fail unified-absent-controller "every candidate controller is in $CG/cgroup.controllers: $(cat "$CG/cgroup.controllers")"
+fi
+
+# ---- the same relative cgroupsPath attaches to the same place --------------------------
+# Relative: below kist's own cgroup (here the root), as runc; two containers
+# (two ids) with one cgroupsPath, one after the other.
+same=
+for id in samepath1 samepath2; do
+  CGPATH="$PARENT/samepath" mkbundle $id '["sleep", "600"]'
+  if start $id; then
+    pid=$(pid_of $id)
+    same="$same $(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2> /dev/null)"
+    out=$(k delete --force $id 2>&1)
+    rc=$?
+    check $id-delete "kist delete --force exited $rc: $out; $CG/$PARENT/samepath $([ -d "$CG/$PARENT/samepath" ] && echo "still exists" || echo gone)" \
+      '[ "$rc" = 0 ] && [ ! -d "$CG/$PARENT/samepath" ]'
+  fi
+done
+check samepath "the two containers with cgroupsPath $PARENT/samepath were in:$same (/$PARENT/samepath twice expected)" \
+  '[ "$same" = " /$PARENT/samepath /$PARENT/samepath" ]'
+
 # ---- delete: the default scope (no cgroupsPath) is created and removed ------------------
 id=scope
 CGPATH='' mkbundle $id '["sleep", "600"]'
