@@ -110,7 +110,8 @@ static const char *full_config
       "   'seccomp': {'defaultAction': 'SCMP_ACT_ALLOW'},"
       "   'rootfsPropagation': 'rslave',"
       "   'maskedPaths': ['/proc/kcore'], 'readonlyPaths': ['/proc/sys', '/proc/bus'],"
-      "   'mountLabel': 'lbl', 'personality': {'domain': 'LINUX'}"
+      "   'mountLabel': 'lbl', 'personality': {'domain': 'LINUX'},"
+      "   'netDevices': {'eth1': {'name': 'ctr0'}, 'eth2': {}, 'eth3': {'name': ''}}"
       " },"
       " 'hooks': {"
       "   'prestart': [{'path': '/usr/bin/setup', 'args': ['setup', 'x'], 'env': ['A=1'],"
@@ -235,6 +236,13 @@ START_TEST (test_full_config)
   ck_assert_uint_eq (l->personality.domain, 0);
   ck_assert (!l->has_intel_rdt);
   ck_assert (!l->has_memory_policy);
+  /* linux.netDevices: name absent or "" means the same name inside. */
+  ck_assert_uint_eq (l->n_net_devices, 3);
+  ck_assert_str_eq (l->net_devices[0].host, "eth1");
+  ck_assert_str_eq (l->net_devices[0].name, "ctr0");
+  ck_assert_str_eq (l->net_devices[1].host, "eth2");
+  ck_assert_str_eq (l->net_devices[1].name, "eth2");
+  ck_assert_str_eq (l->net_devices[2].name, "eth3");
 
   ck_assert_ptr_nonnull (s->hooks);
   ck_assert_uint_eq (s->hooks->n_prestart, 1);
@@ -535,6 +543,49 @@ static const struct bad_case bad_cases[] = {
   { NULL, NULL, "'cgroupsPath':{}", NULL, "config.json: linux.cgroupsPath: expected string" },
   { NULL, NULL, "'intelRdt':true", NULL, "config.json: linux.intelRdt: expected object" },
   { NULL, NULL, "'mountLabel':1", NULL, "config.json: linux.mountLabel: expected string" },
+  /* linux.netDevices (net_devices.c): names as the kernel takes them, unique
+   * inside, and a network namespace to move them into. */
+  { NULL, NULL, "'netDevices':{'eth0':{}}", NULL,
+    "config.json: linux.netDevices.eth0: a device can only be moved into a network namespace "
+    "of the container, and the config asks for none: add {\"type\": \"network\"} (or one with "
+    "a path) to linux.namespaces" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':[]", NULL,
+    "config.json: linux.netDevices: expected object" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':1}", NULL,
+    "config.json: linux.netDevices.eth0: expected object" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':7}}", NULL,
+    "config.json: linux.netDevices.eth0.name: expected string" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'a/b':{}}", NULL,
+    "config.json: linux.netDevices[\"a/b\"]: the device name \"a/b\" contains '/', ':' or "
+    "white space: not a network interface name" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'':{}}", NULL,
+    "config.json: linux.netDevices[\"\"]: the device name \"\" is empty: not a network "
+    "interface name" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'..':{}}", NULL,
+    "config.json: linux.netDevices[\"..\"]: the device name \"..\" is . or ..: not a network "
+    "interface name" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'eth:1'}}",
+    NULL,
+    "config.json: linux.netDevices.eth0.name: \"eth:1\" contains '/', ':' or white space: not a "
+    "network interface name" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'a\\tb'}}",
+    NULL,
+    "config.json: linux.netDevices.eth0.name: \"a\tb\" contains '/', ':' or white space: not a "
+    "network interface name" },
+  { NULL, NULL,
+    "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'abcdefghijklmnop'}}",
+    NULL,
+    "config.json: linux.netDevices.eth0.name: \"abcdefghijklmnop\" is longer than 15 bytes "
+    "(IFNAMSIZ): not a network interface name" },
+  { NULL, NULL,
+    "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'c0'},'eth1':{'name':'c0'}}",
+    NULL,
+    "config.json: linux.netDevices.eth1: its name inside, \"c0\", is also that of "
+    "linux.netDevices.eth0: a name must be unique in the container's network namespace" },
+  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{},'c1':{'name':'eth0'}}",
+    NULL,
+    "config.json: linux.netDevices.c1: its name inside, \"eth0\", is also that of "
+    "linux.netDevices.eth0: a name must be unique in the container's network namespace" },
   /* personality, memoryPolicy (personality.c) */
   { NULL, NULL, "'personality':{}", NULL,
     "config.json: linux.personality.domain: required field is missing" },
