@@ -136,32 +136,57 @@ net_device_inside (const struct kist_linux *lx, const char *name)
   return false;
 }
 
-static int
-link_attr_cb (const struct nlattr *attr, void *data)
+int
+kist_nl_attrs_cb (const struct nlattr *attr, void *data)
 {
-  const struct nlattr **tb = data;
+  struct kist_nl_attrs *a = data;
   int type = mnl_attr_get_type (attr);
-  if (type == IFLA_IFNAME && mnl_attr_validate (attr, MNL_TYPE_NUL_STRING) >= 0)
-    tb[IFLA_IFNAME] = attr;
+  if (type <= a->max)
+    a->tb[type] = attr;
   return MNL_CB_OK;
+}
+
+int
+kist_nl_link_parse (const struct nlmsghdr *nlh, struct kist_nl_link *li)
+{
+  const struct ifinfomsg *ifi = mnl_nlmsg_get_payload (nlh);
+  const struct nlattr *tb[IFLA_MAX + 1] = { NULL };
+  if (mnl_attr_parse (nlh, sizeof *ifi, kist_nl_attrs_cb, &(struct kist_nl_attrs){ tb, IFLA_MAX })
+      < 0)
+    return -1;
+  *li = (struct kist_nl_link){ .index = ifi->ifi_index, .flags = ifi->ifi_flags };
+  if (tb[IFLA_IFNAME] && mnl_attr_validate (tb[IFLA_IFNAME], MNL_TYPE_NUL_STRING) >= 0)
+    snprintf (li->name, sizeof li->name, "%s", mnl_attr_get_str (tb[IFLA_IFNAME]));
+  if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len (tb[IFLA_ADDRESS]) <= sizeof li->mac)
+    {
+      li->mac_len = mnl_attr_get_payload_len (tb[IFLA_ADDRESS]);
+      memcpy (li->mac, mnl_attr_get_payload (tb[IFLA_ADDRESS]), li->mac_len);
+    }
+  const struct nlattr *info[IFLA_INFO_MAX + 1] = { NULL };
+  if (tb[IFLA_LINKINFO]
+      && mnl_attr_parse_nested (tb[IFLA_LINKINFO], kist_nl_attrs_cb,
+                                &(struct kist_nl_attrs){ info, IFLA_INFO_MAX })
+             >= 0
+      && info[IFLA_INFO_KIND] && mnl_attr_validate (info[IFLA_INFO_KIND], MNL_TYPE_NUL_STRING) >= 0)
+    snprintf (li->kind, sizeof li->kind, "%s", mnl_attr_get_str (info[IFLA_INFO_KIND]));
+  return 0;
 }
 
 static int
 link_cb (const struct nlmsghdr *nlh, void *data)
 {
   struct link_list *l = data;
-  const struct ifinfomsg *ifi = mnl_nlmsg_get_payload (nlh);
-  const struct nlattr *tb[IFLA_MAX + 1] = { NULL };
-  if (mnl_attr_parse (nlh, sizeof *ifi, link_attr_cb, tb) < 0)
+  struct kist_nl_link li;
+  if (kist_nl_link_parse (nlh, &li) < 0)
     return MNL_CB_ERROR;
   char idx[32];
-  const char *name = tb[IFLA_IFNAME] ? mnl_attr_get_str (tb[IFLA_IFNAME]) : NULL;
-  if (name == NULL)
+  const char *name = li.name;
+  if (name[0] == '\0')
     {
-      snprintf (idx, sizeof idx, "(ifindex %d)", ifi->ifi_index);
+      snprintf (idx, sizeof idx, "(ifindex %d)", li.index);
       name = idx;
     }
-  bool up = (ifi->ifi_flags & IFF_UP) != 0;
+  bool up = (li.flags & IFF_UP) != 0;
   char *item = xasprintf ("%s %s", name, up ? "UP" : "DOWN");
   char *n = l->names ? xasprintf ("%s, %s", l->names, item) : xstrdup (item);
   free (item);
@@ -196,15 +221,13 @@ set_lo_up (struct kist_nl *n, char **why)
                            why);
 }
 
-/* RTM_GETLINK dump of every link in the namespace. */
-static int
-dump_links (struct kist_nl *n, struct link_list *l, char **why)
+int
+kist_nl_dump (struct kist_nl *n, uint16_t type, size_t hdr_len, mnl_cb_t cb, void *arg,
+              const char *what, char **why)
 {
-  struct ifinfomsg *ifi;
-  struct nlmsghdr *nlh
-      = kist_nl_msg (n, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifi, (void **) &ifi);
-  ifi->ifi_family = AF_UNSPEC;
-  return kist_nl_exchange (n, nlh, link_cb, l, "RTM_GETLINK dump", NULL, why);
+  void *hdr; /* zeroed: its family (the first byte of every such header) is AF_UNSPEC */
+  struct nlmsghdr *nlh = kist_nl_msg (n, type, NLM_F_REQUEST | NLM_F_DUMP, hdr_len, &hdr);
+  return kist_nl_exchange (n, nlh, cb, arg, what, NULL, why);
 }
 
 int
@@ -233,7 +256,8 @@ kist_net_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
     return kist_report_failed (r, layer, "", -ret, err, "%s", why);
 
   struct link_list links = { NULL, 0, false, false, lx };
-  ret = dump_links (&n, &links, &why);
+  ret = kist_nl_dump (&n, RTM_GETLINK, sizeof (struct ifinfomsg), link_cb, &links,
+                      "RTM_GETLINK dump", &why);
   _cleanup_free_ char *names = links.names;
   if (ret < 0)
     return kist_report_failed (r, layer, "", -ret, err, "%s", why);

@@ -7,6 +7,7 @@
 #define KIST_NET_H
 
 #include <libmnl/libmnl.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,33 @@ struct nlmsghdr *kist_nl_msg (struct kist_nl *n, uint16_t type, uint16_t flags, 
  * on failure.  Returns 0 or -errno. */
 int kist_nl_exchange (struct kist_nl *n, struct nlmsghdr *nlh, mnl_cb_t cb, void *arg,
                       const char *what, const char *eperm_hint, char **why);
+
+/* A dump request of type (RTM_GETLINK, RTM_GETADDR ...) with a zeroed,
+ * AF_UNSPEC fixed header of hdr_len bytes; cb for each answer. */
+int kist_nl_dump (struct kist_nl *n, uint16_t type, size_t hdr_len, mnl_cb_t cb, void *arg,
+                  const char *what, char **why);
+
+/* A link as RTM_NEWLINK (the answer to RTM_GETLINK) describes it. */
+struct kist_nl_link
+{
+  int index;
+  unsigned flags;        /* IFF_* */
+  char name[IFNAMSIZ];   /* "" when the message has none */
+  unsigned char mac[32]; /* IFLA_ADDRESS */
+  size_t mac_len;        /* 0: none */
+  char kind[32];         /* IFLA_INFO_KIND, "" for a physical device */
+};
+
+/* Parse an RTM_NEWLINK message into *li: 0, or -1 when it is malformed. */
+int kist_nl_link_parse (const struct nlmsghdr *nlh, struct kist_nl_link *li);
+
+/* mnl_attr_parse's callback: every attribute up to max into tb. */
+struct kist_nl_attrs
+{
+  const struct nlattr **tb;
+  int max;
+};
+int kist_nl_attrs_cb (const struct nlattr *attr, void *data);
 
 /* ---- linux.netDevices (net_devices.c) */
 

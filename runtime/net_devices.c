@@ -41,16 +41,6 @@
 #define LAYER "net_devices"
 #define MAX_ADDRS 64
 
-struct link_info
-{
-  int index;
-  unsigned flags;
-  char name[IFNAMSIZ];
-  unsigned char mac[32];
-  size_t mac_len;
-  char kind[32]; /* IFLA_INFO_KIND, "" for a physical device */
-};
-
 struct addr
 {
   unsigned char family, prefixlen, scope;
@@ -87,54 +77,16 @@ side_close (struct side *s)
 
 /* ---- rtnetlink messages */
 
-struct attrs
-{
-  const struct nlattr **tb;
-  int max;
-};
-
-static int
-attrs_cb (const struct nlattr *attr, void *data)
-{
-  struct attrs *a = data;
-  int type = mnl_attr_get_type (attr);
-  if (type <= a->max)
-    a->tb[type] = attr;
-  return MNL_CB_OK;
-}
-
 static int
 link_cb (const struct nlmsghdr *nlh, void *data)
 {
-  struct link_info *li = data;
-  const struct ifinfomsg *ifi = mnl_nlmsg_get_payload (nlh);
-  const struct nlattr *tb[IFLA_MAX + 1] = { NULL };
-  if (mnl_attr_parse (nlh, sizeof *ifi, attrs_cb, &(struct attrs){ tb, IFLA_MAX }) < 0)
-    return MNL_CB_ERROR;
-  *li = (struct link_info){ .index = ifi->ifi_index, .flags = ifi->ifi_flags };
-  if (tb[IFLA_IFNAME] && mnl_attr_validate (tb[IFLA_IFNAME], MNL_TYPE_NUL_STRING) >= 0)
-    snprintf (li->name, sizeof li->name, "%s", mnl_attr_get_str (tb[IFLA_IFNAME]));
-  if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len (tb[IFLA_ADDRESS]) <= sizeof li->mac)
-    {
-      li->mac_len = mnl_attr_get_payload_len (tb[IFLA_ADDRESS]);
-      memcpy (li->mac, mnl_attr_get_payload (tb[IFLA_ADDRESS]), li->mac_len);
-    }
-  if (tb[IFLA_LINKINFO])
-    {
-      const struct nlattr *info[IFLA_INFO_MAX + 1] = { NULL };
-      if (mnl_attr_parse_nested (tb[IFLA_LINKINFO], attrs_cb, &(struct attrs){ info, IFLA_INFO_MAX })
-              >= 0
-          && info[IFLA_INFO_KIND]
-          && mnl_attr_validate (info[IFLA_INFO_KIND], MNL_TYPE_NUL_STRING) >= 0)
-        snprintf (li->kind, sizeof li->kind, "%s", mnl_attr_get_str (info[IFLA_INFO_KIND]));
-    }
-  return MNL_CB_OK;
+  return kist_nl_link_parse (nlh, data) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
 /* RTM_GETLINK of the device index (or, with index 0, name): 0, -ENODEV when
  * there is none, another -errno with *why. */
 static int
-get_link (struct kist_nl *n, int index, const char *name, struct link_info *li, char **why)
+get_link (struct kist_nl *n, int index, const char *name, struct kist_nl_link *li, char **why)
 {
   struct ifinfomsg *ifi;
   struct nlmsghdr *nlh
@@ -143,7 +95,6 @@ get_link (struct kist_nl *n, int index, const char *name, struct link_info *li, 
   ifi->ifi_index = index;
   if (index == 0)
     mnl_attr_put_strz (nlh, IFLA_IFNAME, name);
-  *li = (struct link_info){ .index = 0 };
   _cleanup_free_ char *w = NULL;
   int ret = kist_nl_exchange (n, nlh, link_cb, li, "RTM_GETLINK", NULL, &w);
   if (ret < 0 && ret != -ENODEV)
@@ -159,7 +110,7 @@ addr_cb (const struct nlmsghdr *nlh, void *data)
   if ((int) ifa->ifa_index != l->index || (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6))
     return MNL_CB_OK;
   const struct nlattr *tb[IFA_MAX + 1] = { NULL };
-  if (mnl_attr_parse (nlh, sizeof *ifa, attrs_cb, &(struct attrs){ tb, IFA_MAX }) < 0)
+  if (mnl_attr_parse (nlh, sizeof *ifa, kist_nl_attrs_cb, &(struct kist_nl_attrs){ tb, IFA_MAX }) < 0)
     return MNL_CB_ERROR;
   uint32_t flags = tb[IFA_FLAGS] && mnl_attr_get_payload_len (tb[IFA_FLAGS]) == 4
                        ? mnl_attr_get_u32 (tb[IFA_FLAGS])
@@ -195,11 +146,8 @@ addr_cb (const struct nlmsghdr *nlh, void *data)
 static int
 dump_addrs (struct kist_nl *n, struct addr_list *l, char **why)
 {
-  struct ifaddrmsg *ifa;
-  struct nlmsghdr *nlh
-      = kist_nl_msg (n, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, sizeof *ifa, (void **) &ifa);
-  ifa->ifa_family = AF_UNSPEC;
-  return kist_nl_exchange (n, nlh, addr_cb, l, "RTM_GETADDR dump", NULL, why);
+  return kist_nl_dump (n, RTM_GETADDR, sizeof (struct ifaddrmsg), addr_cb, l, "RTM_GETADDR dump",
+                       why);
 }
 
 static const unsigned char *
@@ -312,10 +260,10 @@ struct move
 /* Read back in `to`: the device index is called name, is up if it was, and
  * has every address of saved; `from` no longer has it. */
 static int
-read_back (struct side *from, struct side *to, const struct link_info *before, const char *name,
+read_back (struct side *from, struct side *to, const struct kist_nl_link *before, const char *name,
            int index, const struct addr_list *saved, char **why)
 {
-  struct link_info li;
+  struct kist_nl_link li;
   int ret = get_link (&to->nl, index, NULL, &li, why);
   if (ret == -ENODEV || (ret == 0 && strcmp (li.name, name) != 0))
     {
@@ -355,7 +303,7 @@ read_back (struct side *from, struct side *to, const struct link_info *before, c
     }
   /* Gone from `from`: its old ifindex is free there, and its old name, if
    * taken again, is another device's. */
-  struct link_info old;
+  struct kist_nl_link old;
   bool by_index = get_link (&from->nl, before->index, NULL, &old, why) == 0;
   bool by_name = !by_index && get_link (&from->nl, 0, before->name, &old, why) == 0
                  && old.index == before->index;
@@ -375,7 +323,7 @@ read_back (struct side *from, struct side *to, const struct link_info *before, c
  * global addresses, up again if it was, and read it back.  *m says whether
  * it moved (even on a failure after that) and where it is. */
 static int
-move_device (struct side *from, struct side *to, const struct link_info *before, const char *name,
+move_device (struct side *from, struct side *to, const struct kist_nl_link *before, const char *name,
              const char *eperm_hint, struct move *m, char **why)
 {
   _cleanup_free_ struct addr_list *saved = xcalloc (1, sizeof *saved);
@@ -394,7 +342,7 @@ move_device (struct side *from, struct side *to, const struct link_info *before,
     return ret;
   m->moved = true;
   m->index = before->index;
-  struct link_info after;
+  struct kist_nl_link after;
   if ((ret = get_link (&to->nl, 0, name, &after, why)) < 0)
     {
       if (ret == -ENODEV)
@@ -473,7 +421,7 @@ open_sides (int ns_fd, struct side *host, struct side *cont, char **why)
 /* The device recorded as d, in the container's namespace: at its ifindex,
  * else under its name; -ENODEV when it is in neither. */
 static int
-find_inside (struct side *cont, const struct kist_state_netdev *d, struct link_info *li, char **why)
+find_inside (struct side *cont, const struct kist_state_netdev *d, struct kist_nl_link *li, char **why)
 {
   int ret = d->ifindex > 0 ? get_link (&cont->nl, d->ifindex, NULL, li, why) : -ENODEV;
   if (ret == -ENODEV)
@@ -504,7 +452,7 @@ move_back (int ns_fd, const char *id, const struct kist_state_netdev *devs, size
   for (size_t i = n; ret == 0 && i-- > 0;)
     {
       const struct kist_state_netdev *d = &devs[i];
-      struct link_info li;
+      struct kist_nl_link li;
       _cleanup_free_ char *w = NULL;
       struct move m = { 0 };
       int r = find_inside (&cont, d, &li, &w);
@@ -563,16 +511,24 @@ netdev_clear (struct kist_state_netdev *d)
   *d = (struct kist_state_netdev){ 0 };
 }
 
+/* Forget the devices of nd from keep on. */
+static void
+moved_truncate (struct kist_net_devices *nd, size_t keep)
+{
+  while (nd->n_moved > keep)
+    netdev_clear (&nd->moved[--nd->n_moved]);
+}
+
 void
 kist_net_devices_free (struct kist_net_devices *nd)
 {
-  if (nd == NULL)
-    return;
-  for (size_t i = 0; i < nd->n_moved; i++)
-    netdev_clear (&nd->moved[i]);
-  free (nd->moved);
-  if (nd->ns_fd >= 0)
-    close (nd->ns_fd);
+  if (nd)
+    {
+      moved_truncate (nd, 0);
+      free (nd->moved);
+      if (nd->ns_fd >= 0)
+        close (nd->ns_fd);
+    }
   free (nd);
 }
 
@@ -589,11 +545,15 @@ kist_net_devices_undo (struct kist_net_devices *nd)
                     why);
   size_t kept = 0;
   for (size_t i = 0; i < nd->n_moved; i++)
-    if (stuck[i])
-      nd->moved[kept++] = nd->moved[i];
-    else
-      netdev_clear (&nd->moved[i]);
-  nd->n_moved = kept;
+    {
+      struct kist_state_netdev d = nd->moved[i];
+      nd->moved[i] = (struct kist_state_netdev){ 0 };
+      if (stuck[i])
+        nd->moved[kept++] = d;
+      else
+        netdev_clear (&d);
+    }
+  moved_truncate (nd, kept);
 }
 
 /* The container's network namespace: its path, or the waiting init's new
@@ -659,12 +619,12 @@ requested_text (const struct kist_linux *lx)
 /* Every device exists in kist's namespace and its name inside is free. */
 static int
 check_all (const struct kist_linux *lx, struct side *host, struct side *cont,
-           struct link_info *before, size_t *at, char **why)
+           struct kist_nl_link *before, size_t *at, char **why)
 {
   for (*at = 0; *at < lx->n_net_devices; ++*at)
     {
       const struct kist_net_device *d = &lx->net_devices[*at];
-      struct link_info li;
+      struct kist_nl_link li;
       int ret = get_link (&host->nl, 0, d->host, &before[*at], why);
       if (ret == -ENODEV)
         *why = xasprintf ("kist's network namespace has no device %s", d->host);
@@ -691,7 +651,7 @@ kist_net_devices_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist
   if (lx == NULL || lx->n_net_devices == 0)
     return 0; /* listed only when requested */
   _cleanup_free_ char *requested = requested_text (lx), *why = NULL, *detail = NULL;
-  _cleanup_free_ struct link_info *before = xcalloc (lx->n_net_devices, sizeof *before);
+  _cleanup_free_ struct kist_nl_link *before = xcalloc (lx->n_net_devices, sizeof *before);
   struct kist_net_devices *nd = ctx->net_devices = xcalloc (1, sizeof *nd);
   nd->ns_fd = -1;
   nd->joined = lx->ns[KIST_NS_NET].path != NULL;

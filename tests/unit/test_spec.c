@@ -543,49 +543,6 @@ static const struct bad_case bad_cases[] = {
   { NULL, NULL, "'cgroupsPath':{}", NULL, "config.json: linux.cgroupsPath: expected string" },
   { NULL, NULL, "'intelRdt':true", NULL, "config.json: linux.intelRdt: expected object" },
   { NULL, NULL, "'mountLabel':1", NULL, "config.json: linux.mountLabel: expected string" },
-  /* linux.netDevices (net_devices.c): names as the kernel takes them, unique
-   * inside, and a network namespace to move them into. */
-  { NULL, NULL, "'netDevices':{'eth0':{}}", NULL,
-    "config.json: linux.netDevices.eth0: a device can only be moved into a network namespace "
-    "of the container, and the config asks for none: add {\"type\": \"network\"} (or one with "
-    "a path) to linux.namespaces" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':[]", NULL,
-    "config.json: linux.netDevices: expected object" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':1}", NULL,
-    "config.json: linux.netDevices.eth0: expected object" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':7}}", NULL,
-    "config.json: linux.netDevices.eth0.name: expected string" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'a/b':{}}", NULL,
-    "config.json: linux.netDevices[\"a/b\"]: the device name \"a/b\" contains '/', ':' or "
-    "white space: not a network interface name" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'':{}}", NULL,
-    "config.json: linux.netDevices[\"\"]: the device name \"\" is empty: not a network "
-    "interface name" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'..':{}}", NULL,
-    "config.json: linux.netDevices[\"..\"]: the device name \"..\" is . or ..: not a network "
-    "interface name" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'eth:1'}}",
-    NULL,
-    "config.json: linux.netDevices.eth0.name: \"eth:1\" contains '/', ':' or white space: not a "
-    "network interface name" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'a\\tb'}}",
-    NULL,
-    "config.json: linux.netDevices.eth0.name: \"a\tb\" contains '/', ':' or white space: not a "
-    "network interface name" },
-  { NULL, NULL,
-    "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'abcdefghijklmnop'}}",
-    NULL,
-    "config.json: linux.netDevices.eth0.name: \"abcdefghijklmnop\" is longer than 15 bytes "
-    "(IFNAMSIZ): not a network interface name" },
-  { NULL, NULL,
-    "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{'name':'c0'},'eth1':{'name':'c0'}}",
-    NULL,
-    "config.json: linux.netDevices.eth1: its name inside, \"c0\", is also that of "
-    "linux.netDevices.eth0: a name must be unique in the container's network namespace" },
-  { NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'eth0':{},'c1':{'name':'eth0'}}",
-    NULL,
-    "config.json: linux.netDevices.c1: its name inside, \"eth0\", is also that of "
-    "linux.netDevices.eth0: a name must be unique in the container's network namespace" },
   /* personality, memoryPolicy (personality.c) */
   { NULL, NULL, "'personality':{}", NULL,
     "config.json: linux.personality.domain: required field is missing" },
@@ -641,6 +598,55 @@ START_TEST (test_bad_config)
   _cleanup_free_ char *m = parse_msg (doc);
   ck_assert_msg (m != NULL, "case %d parsed but should fail: %s", _i, doc);
   ck_assert_msg (strcmp (m, c->msg) == 0, "case %d: got\n  %s\nexpected\n  %s", _i, m, c->msg);
+}
+END_TEST
+
+/* linux.netDevices (net_devices.c): names as the kernel takes them, unique
+ * inside, and a network namespace to move them into.  Each case: the
+ * netDevices value, with or without a network namespace, and the message
+ * after "config.json: linux.netDevices". */
+START_TEST (test_net_devices)
+{
+  static const struct
+  {
+    bool netns;
+    const char *nd, *msg;
+  } cases[] = {
+    { false, "{'eth0':{}}", ".eth0: a device can only be moved into a network namespace of the "
+                            "container, and the config asks for none: add {\"type\": \"network\"} "
+                            "(or one with a path) to linux.namespaces" },
+    { true, "[]", ": expected object" },
+    { true, "{'eth0':1}", ".eth0: expected object" },
+    { true, "{'eth0':{'name':7}}", ".eth0.name: expected string" },
+    { true, "{'a/b':{}}", "[\"a/b\"]: the device name \"a/b\" contains '/', ':' or white space" },
+    { true, "{'':{}}", "[\"\"]: the device name \"\" is empty" },
+    { true, "{'..':{}}", "[\"..\"]: the device name \"..\" is . or .." },
+    { true, "{'eth0':{'name':'eth:1'}}", ".eth0.name: \"eth:1\" contains '/', ':' or white space" },
+    { true, "{'eth0':{'name':'a\\tb'}}", ".eth0.name: \"a\tb\" contains '/', ':' or white space" },
+    { true, "{'e':{'name':'abcdefghijklmnop'}}", ".e.name: \"abcdefghijklmnop\" is longer than 15 "
+                                                "bytes (IFNAMSIZ)" },
+    { true, "{'eth0':{'name':'c0'},'eth1':{'name':'c0'}}",
+      ".eth1: its name inside, \"c0\", is also that of linux.netDevices.eth0: a name must be "
+      "unique in the container's network namespace" },
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (cases); i++)
+    {
+      _cleanup_free_ char *lx = xasprintf ("%s'netDevices':%s",
+                                           cases[i].netns ? "'namespaces':[{'type':'network'}]," : "",
+                                           cases[i].nd);
+      _cleanup_free_ char *doc = cfg (NULL, NULL, lx, NULL);
+      _cleanup_free_ char *m = parse_msg (doc);
+      _cleanup_free_ char *want = xasprintf ("config.json: linux.netDevices%s", cases[i].msg);
+      ck_assert_msg (m != NULL, "case %zu parsed: %s", i, doc);
+      ck_assert_msg (strncmp (m, want, strlen (want)) == 0, "case %zu: got\n  %s\nexpected\n  %s", i,
+                     m, want);
+    }
+  /* Valid: {} needs no network namespace; 15 bytes is the longest name. */
+  _cleanup_free_ char *ok1 = cfg (NULL, NULL, "'netDevices':{}", NULL);
+  ck_assert_ptr_null (parse_msg (ok1));
+  _cleanup_free_ char *ok2
+      = cfg (NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'abcdefghijklmno':{}}", NULL);
+  ck_assert_ptr_null (parse_msg (ok2));
 }
 END_TEST
 
@@ -1103,6 +1109,7 @@ spec_suite (void)
   tcase_add_test (tc, test_nulls_and_defaults);
   tcase_add_test (tc, test_malformed);
   tcase_add_loop_test (tc, test_bad_config, 0, (int) KIST_ARRAY_SIZE (bad_cases));
+  tcase_add_test (tc, test_net_devices);
   tcase_add_test (tc, test_top_level_required);
   tcase_add_test (tc, test_rlimit_range);
   tcase_add_test (tc, test_oom_and_time_ranges);
