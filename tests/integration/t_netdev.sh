@@ -232,5 +232,25 @@ kill "$holder"
 wait "$holder" 2> /dev/null
 nothing_left "joined"
 
+# ---- 6. rootless: moving needs CAP_NET_ADMIN in kist's namespace -------------------
+if nobody_ok "rootless: linux.netDevices is refused with the fix"; then
+  mkdev kistnd0 10.99.0.1/24
+  nobody_dir "$XDG" 0700
+  rb=$T/rootless
+  nobody_bundle "$rb"
+  kn_in "$rb" rl-spec spec --rootless
+  rootless_config "$rb/config.json" '["true"]' \
+    | sed 's#"linux" *: *{#"linux": {"netDevices": {"kistnd0": {"name": "eth7"}}, #' \
+    > "$rb/config.json.new" && mv "$rb/config.json.new" "$rb/config.json"
+  chown "$NOBODY_UID:$NOBODY_GID" "$rb/config.json"
+  kn_in "$rb" rl-run run rl-"$PREFIX"
+  expect_eq "rootless: refused with exit 125" 125 "$RC"
+  expect_contains "rootless: the error names linux.netDevices" "$ERR" "linux.netDevices"
+  expect_contains "rootless: and the fix" "$ERR" \
+    "moving a device needs CAP_NET_ADMIN in kist's network namespace"
+  expect_eq "rootless: kistnd0 stays, with its address" "10.99.0.1/24 " "$(dev_addrs kistnd0)"
+  expect_eq "rootless: no state dir" "" "$(ls -A "$XDG/kist" 2> /dev/null | grep -vx '~seccomp-cache')"
+fi
+
 ip link del kistnd0 2> /dev/null
 true
