@@ -38,6 +38,7 @@
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
+#include "net.h"
 #include "caps.h"
 #include "cgroup.h"
 #include "collect.h"
@@ -361,6 +362,7 @@ create_job_free (struct create_job *j)
   kist_spec_free (j->spec);
   kist_seccomp_free (j->ctx.seccomp);
   kist_cgroup_free (j->ctx.cgroup);
+  kist_net_devices_free (j->ctx.net_devices);
   free (j->root);
   free (j->bundle);
   free (j->rootfs);
@@ -534,6 +536,19 @@ create_spawn (struct create_job *j, struct kist_error **err)
   return kist_state_write (j->state_dirfd, &j->intent, err);
 }
 
+/* The intent record names the devices linux.netDevices moved into a new
+ * network namespace, for delete to move them back (net.h). */
+static int
+create_record_net_devices (struct create_job *j, struct kist_error **err)
+{
+  const struct kist_net_devices *nd = j->ctx.net_devices;
+  if (nd == NULL || nd->joined || nd->n_moved == 0)
+    return 0;
+  j->intent.net_devices = nd->moved;
+  j->intent.n_net_devices = nd->n_moved;
+  return kist_state_write (j->state_dirfd, &j->intent, err);
+}
+
 /* Ready: the state, the report, the pid file, then COMMIT: the init may
  * outlive us from now on; it acknowledges once its parent-death signal is
  * cleared. */
@@ -587,6 +602,9 @@ create_undo (struct create_job *j)
   struct kist_ctx *ctx = &j->ctx;
   if (ctx->tty.master >= 0)
     close (steal_fd (&ctx->tty.master));
+  /* Before the init dies: its network namespace (held open) would destroy
+   * a virtual device moved into it. */
+  kist_net_devices_undo (ctx->net_devices);
   if (ctx->pid > 0)
     {
       kill (ctx->pid, SIGKILL);
@@ -654,7 +672,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   j.ctx.root_fd = j.rootfd;
   if (kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
       || create_record_scope (&j, true, err) < 0 || create_spawn (&j, err) < 0
-      || kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0)
+      || kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
+      || create_record_net_devices (&j, err) < 0)
     goto fail;
   if (kist_sync_send (j.ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0)
     {

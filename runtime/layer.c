@@ -88,7 +88,7 @@ cgroup_join (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **er
 const struct kist_layer_def kist_layers[] = {
   /* ---- PREPARE: the parent, before clone. */
   { KIST_PHASE_PREPARE, CR, kist_unsupported_apply, NULL,
-    E (C ("apparmor"), C ("selinux"), O ("intel_rdt"), O ("net_devices")),
+    E (C ("apparmor"), C ("selinux"), O ("intel_rdt")),
     "refused before anything is made: nothing to clean up" },
   { KIST_PHASE_PREPARE, CR | EX, terminal_prepare, NULL, E (O ("terminal")),
     "process.terminal: where the master goes (console socket, relay)" },
@@ -108,6 +108,9 @@ const struct kist_layer_def kist_layers[] = {
     "/proc/PID/cgroup, with the v1 hierarchies it inherited on a hybrid host" },
   { KIST_PHASE_ENTER, CR, kist_idmap_apply, NULL, E (C ("idmap.uid"), C ("idmap.gid")),
     "uid_map, setgroups, gid_map of the waiting child, before it does anything" },
+  { KIST_PHASE_ENTER, CR, kist_net_devices_apply, NULL, E (O ("net_devices")),
+    "linux.netDevices, a grant: moved into the new network namespace (or the one joined by "
+    "path) before the init's network.loopback counts its links; read back from outside" },
 
   /* ---- SETUP: in the container (the init; exec's process from
    * `terminal` on). */

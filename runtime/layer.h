@@ -15,6 +15,7 @@
 
 struct kist_cgroup;
 struct kist_globals;
+struct kist_net_devices;
 struct kist_seccomp;
 struct kist_verify_cache;
 
@@ -104,6 +105,9 @@ struct kist_ctx
   struct kist_idmap_tree *idmap_trees;
   size_t n_idmap_trees;
   int idmap_sock;
+  /* Parent (create): the devices of linux.netDevices moved into the
+   * container (net.h), NULL: none requested. */
+  struct kist_net_devices *net_devices;
 };
 
 struct kist_idmap_tree
@@ -127,6 +131,10 @@ typedef int (*kist_layer_fn) (struct kist_ctx *ctx, struct kist_report *r, struc
 
 /* idmap.c (parent, while the child waits): uid_map, setgroups, gid_map of ctx->pid. */
 int kist_idmap_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* net_devices.c (parent, while the child waits): linux.netDevices moved into
+ * the container's network namespace (ctx->net_devices says which). */
+int kist_net_devices_apply (struct kist_ctx *ctx, struct kist_report *r,
+                            struct kist_error **err);
 /* ns.c (child, first): join namespaces given by path, create the time
  * namespace with its offsets, verify every namespace.* against the host's. */
 int kist_ns_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);

@@ -28,6 +28,7 @@
 #include "json.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "net.h"
 #include "report.h"
 #include "sandbox.h"
 #include "util.h"
@@ -346,6 +347,7 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
        * before its pid was recorded exits by itself: its parent is gone.) */
       if (kist_state_init_alive (&st))
         {
+          kist_net_devices_release (&st, true, NULL); /* (failures are logged) */
           if (kill (st.pid, SIGKILL) < 0 && errno != ESRCH)
             {
               ret = kist_error_make (err, errno, "kill the init (pid %d) of the interrupted "
@@ -374,6 +376,10 @@ kist_container_delete (int rootfd, const char *id, bool force, struct kist_error
    * decided here, under the lock, so that a start cannot slip between. */
   if ((ret = kist_status_allows (status, force ? KIST_OP_DELETE_FORCE : KIST_OP_DELETE, id, err))
       < 0)
+    goto out;
+  /* linux.netDevices back into kist's network namespace before the init
+   * (and with it the container's namespace) is killed. */
+  if ((ret = kist_net_devices_release (&st, force, err)) < 0)
     goto out;
   if (status != KIST_STATUS_STOPPED)
     {

@@ -210,6 +210,14 @@ kist_hooks_freep (struct kist_hooks **h)
 }
 #define _cleanup_hooks_ __attribute__ ((cleanup (kist_hooks_freep)))
 
+/* linux.netDevices: a device of the runtime's network namespace moved into
+ * the container's (net_devices.c). */
+struct kist_net_device
+{
+  char *host; /* the key: its name in the runtime's network namespace */
+  char *name; /* its name inside (the key when "name" is absent or "") */
+};
+
 struct kist_annotation
 {
   char *key, *value;
@@ -233,7 +241,8 @@ struct kist_linux
   char **readonly_paths;   /* NULL-terminated or NULL */
   char *mount_label;       /* not implemented */
   bool has_intel_rdt, has_personality, has_memory_policy;
-  bool has_net_devices;          /* linux.netDevices: presence only (not implemented) */
+  struct kist_net_device *net_devices; /* linux.netDevices, in config order */
+  size_t n_net_devices;
   struct kist_personality personality;        /* personality.c */
   struct kist_memory_policy memory_policy;    /* personality.c */
 };

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: config.json `linux`: namespaces, id mappings, time offsets, devices,
  * sysctl, propagation, masked and read-only paths, personality, memory
- * policy, and linux.resources (typed by spec_resources.c).  linux.seccomp
+ * policy, netDevices, and linux.resources (typed by spec_resources.c).  linux.seccomp
  * stays JSON here: the load step parses it (seccomp.h kist_seccomp_choose)
  * with the process's bounding set, before any state exists. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +258,75 @@ parse_devices (struct jpath *p, yajl_val a, struct kist_linux *l, struct kist_er
   return 0;
 }
 
+/* ---- linux.netDevices (the layer: net_devices.c) ---- */
+
+/* Why name is no network interface name the kernel takes (dev_valid_name):
+ * 1 to IFNAMSIZ - 1 bytes, not "." or "..", no '/', ':' or white space;
+ * NULL when it is one. */
+static const char *
+netdev_name_invalid (const char *name)
+{
+  if (name[0] == '\0')
+    return "is empty";
+  if (strlen (name) >= IFNAMSIZ)
+    return "is longer than 15 bytes (IFNAMSIZ)";
+  if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    return "is . or ..";
+  for (const char *c = name; *c; c++)
+    if (*c == '/' || *c == ':' || isspace ((unsigned char) *c))
+      return "contains '/', ':' or white space";
+  return NULL;
+}
+
+static int
+parse_net_devices (struct jpath *p, yajl_val o, struct kist_linux *l, struct kist_error **err)
+{
+  size_t n = o->u.object.len;
+  if (n == 0)
+    return 0;
+  if (!l->ns[KIST_NS_NET].present)
+    {
+      spec_jp_key (p, o->u.object.keys[0]);
+      return spec_jp_err (p, err,
+                          "a device can only be moved into a network namespace of the container, "
+                          "and the config asks for none: add {\"type\": \"network\"} (or one "
+                          "with a path) to linux.namespaces");
+    }
+  l->net_devices = xcalloc (n, sizeof *l->net_devices);
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *key = o->u.object.keys[i];
+      yajl_val v = o->u.object.values[i];
+      size_t m = spec_jp_key (p, key);
+      const char *bad = netdev_name_invalid (key);
+      if (bad)
+        return spec_jp_err (p, err, "the device name \"%s\" %s: not a network interface name",
+                            key, bad);
+      if (!YAJL_IS_OBJECT (v))
+        return spec_jp_err (p, err, "expected object");
+      struct kist_net_device *d = &l->net_devices[l->n_net_devices++];
+      d->host = xstrdup (key);
+      int r = spec_get_str (p, v, "name", S_EMPTY_NULL, &d->name, err);
+      if (r < 0)
+        return r;
+      if (d->name == NULL)
+        d->name = xstrdup (key);
+      else if ((bad = netdev_name_invalid (d->name)))
+        {
+          spec_jp_key (p, "name");
+          return spec_jp_err (p, err, "\"%s\" %s: not a network interface name", d->name, bad);
+        }
+      for (size_t j = 0; j + 1 < l->n_net_devices; j++)
+        if (strcmp (l->net_devices[j].name, d->name) == 0)
+          return spec_jp_err (p, err,
+                              "its name inside, \"%s\", is also that of linux.netDevices.%s: a "
+                              "name must be unique in the container's network namespace",
+                              d->name, l->net_devices[j].host);
+      spec_jp_pop (p, m);
+    }
+  return 0;
+}
+
 static const char *const propagations[] = { "private", "rprivate", "slave",      "rslave",
                                             "shared",  "rshared",  "unbindable", "runbindable" };
 
@@ -324,7 +395,9 @@ spec_parse_linux (struct jpath *p, yajl_val v, struct kist_linux *l, struct kist
     return r;
 
   if ((r = spec_get_present (p, v, "intelRdt", &l->has_intel_rdt, err)) < 0
-      || (r = spec_get_present (p, v, "netDevices", &l->has_net_devices, err)) < 0
+      || (r = SPEC_PARSE_AT (p, v, "netDevices", yajl_t_object, o,
+                             parse_net_devices (p, o, l, err), err))
+             < 0
       || (r = PARSE_OBJECT (p, v, "personality", &l->has_personality, parse_personality,
                             &l->personality, err))
              < 0
@@ -347,6 +420,12 @@ spec_linux_free (struct kist_linux *l)
   for (size_t i = 0; i < l->n_devices; i++)
     free (l->devices[i].path);
   free (l->devices);
+  for (size_t i = 0; i < l->n_net_devices; i++)
+    {
+      free (l->net_devices[i].host);
+      free (l->net_devices[i].name);
+    }
+  free (l->net_devices);
   for (size_t i = 0; i < l->n_sysctl; i++)
     {
       free (l->sysctl[i].key);

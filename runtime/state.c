@@ -98,6 +98,26 @@ gen_annotations (yajl_gen g, const char *text, struct kist_error **err)
   return 0;
 }
 
+/* "netDevices": [{"host": ..., "name": ..., "ifindex": N, "kind": ...}]. */
+static int
+gen_net_devices (yajl_gen g, const struct kist_state *s, struct kist_error **err)
+{
+  yajl_gen_string (g, (const unsigned char *) "netDevices", strlen ("netDevices"));
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < s->n_net_devices; i++)
+    {
+      const struct kist_state_netdev *d = &s->net_devices[i];
+      yajl_gen_map_open (g);
+      if (gen_field_str (g, "host", d->host, err) < 0 || gen_field_str (g, "name", d->name, err) < 0
+          || gen_field_str (g, "kind", d->kind, err) < 0)
+        return -1;
+      gen_field_int (g, "ifindex", d->ifindex);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_array_close (g);
+  return 0;
+}
+
 int
 kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err)
 {
@@ -133,6 +153,8 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
       gen_field_int (g, "creatorPid", s->creator_pid);
       gen_field_int (g, "creatorPidStartTime", (long long) s->creator_start_time);
     }
+  if (s->n_net_devices > 0 && gen_net_devices (g, s, err) < 0)
+    goto fail;
   yajl_gen_map_close (g);
 
   {
@@ -172,6 +194,13 @@ kist_state_clear (struct kist_state *s)
   free (s->cgroup_created);
   free (s->annotations_json);
   free (s->oci_version);
+  for (size_t i = 0; i < s->n_net_devices; i++)
+    {
+      free (s->net_devices[i].host);
+      free (s->net_devices[i].name);
+      free (s->net_devices[i].kind);
+    }
+  free (s->net_devices);
   memset (s, 0, sizeof *s);
 }
 
@@ -229,11 +258,42 @@ state_fields (struct jpath *p, yajl_val root, struct kist_state *s, struct kist_
   return 0;
 }
 
+/* "netDevices" (optional: an older kist wrote none). */
+static int
+state_net_devices (struct jpath *p, yajl_val root, struct kist_state *s, struct kist_error **err)
+{
+  yajl_val a;
+  size_t m;
+  int r = spec_enter (p, root, "netDevices", yajl_t_array, false, &a, &m, err);
+  if (r <= 0)
+    return r;
+  s->net_devices = xcalloc (a->u.array.len + 1, sizeof *s->net_devices);
+  for (size_t i = 0; i < a->u.array.len; i++)
+    {
+      yajl_val o = a->u.array.values[i];
+      size_t mi = spec_jp_index (p, i);
+      struct kist_state_netdev *d = &s->net_devices[s->n_net_devices++];
+      int64_t ifindex = 0;
+      if ((r = spec_val_obj (p, o, err)) < 0
+          || (r = spec_get_str (p, o, "host", S_REQUIRED | S_NONEMPTY, &d->host, err)) < 0
+          || (r = spec_get_str (p, o, "name", S_REQUIRED | S_NONEMPTY, &d->name, err)) < 0
+          || (r = spec_get_str (p, o, "kind", 0, &d->kind, err)) < 0
+          || (r = spec_get_i64_range (p, o, "ifindex", 0, INT_MAX, &ifindex, err)) < 0)
+        return r;
+      d->ifindex = (int) ifindex;
+      spec_jp_pop (p, mi);
+    }
+  spec_jp_pop (p, m);
+  return 0;
+}
+
 static int
 state_from_tree (yajl_val root, struct kist_state *s, struct kist_error **err)
 {
   struct jpath p = { .doc = "" };
   int r = state_fields (&p, root, s, err);
+  if (r == 0)
+    r = state_net_devices (&p, root, s, err);
   free (p.buf);
   if (r < 0 && err && *err && (*err)->errnum == 0)
     (*err)->errnum = EINVAL;

@@ -26,6 +26,17 @@ enum kist_status
   KIST_STATUS_PAUSED
 };
 
+/* A device of linux.netDevices that create moved into the container's new
+ * network namespace (state.json "netDevices"): delete moves it back while the
+ * init is alive (net_devices.c). */
+struct kist_state_netdev
+{
+  char *host; /* its name in the runtime's network namespace, restored at delete */
+  char *name; /* its name inside */
+  int ifindex; /* its ifindex inside */
+  char *kind;  /* IFLA_INFO_KIND ("ifb", "veth" ...), NULL: a physical device */
+};
+
 struct kist_state
 {
   char *id;
@@ -53,6 +64,8 @@ struct kist_state
   bool creating;
   pid_t creator_pid;             /* the kist process running the create */
   uint64_t creator_start_time;   /* its /proc/PID/stat field 22 */
+  struct kist_state_netdev *net_devices; /* absent in the state of an older kist: none */
+  size_t n_net_devices;
 };
 
 /* Validate an id: 1..1024 chars of [A-Za-z0-9_.+-], not "." or "..". */

@@ -146,7 +146,9 @@ expect_contains "caps-bogus: the report says CAP_BOGUS was not granted" \
 expect_contains "caps-bogus: kist warns that CAP_BOGUS was not granted" "$ERR" \
   "capabilities not granted"
 
-# ---- linux.netDevices: not implemented, refused (never ignored) ------------------
+# ---- linux.netDevices: a device kist's network namespace does not have ----------
+# (Refused, or degraded on request; nothing is moved.  The moves themselves
+# are t_netdev.sh's, in a network namespace of its own: never the host's.)
 cfg_reset
 with_marker
 C_LINUX_EXTRA=', "netDevices": {"kistnone0": {"name": "eth1"}}'

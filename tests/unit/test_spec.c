@@ -110,7 +110,8 @@ static const char *full_config
       "   'seccomp': {'defaultAction': 'SCMP_ACT_ALLOW'},"
       "   'rootfsPropagation': 'rslave',"
       "   'maskedPaths': ['/proc/kcore'], 'readonlyPaths': ['/proc/sys', '/proc/bus'],"
-      "   'mountLabel': 'lbl', 'personality': {'domain': 'LINUX'}"
+      "   'mountLabel': 'lbl', 'personality': {'domain': 'LINUX'},"
+      "   'netDevices': {'eth1': {'name': 'ctr0'}, 'eth2': {}, 'eth3': {'name': ''}}"
       " },"
       " 'hooks': {"
       "   'prestart': [{'path': '/usr/bin/setup', 'args': ['setup', 'x'], 'env': ['A=1'],"
@@ -235,6 +236,13 @@ START_TEST (test_full_config)
   ck_assert_uint_eq (l->personality.domain, 0);
   ck_assert (!l->has_intel_rdt);
   ck_assert (!l->has_memory_policy);
+  /* linux.netDevices: name absent or "" means the same name inside. */
+  ck_assert_uint_eq (l->n_net_devices, 3);
+  ck_assert_str_eq (l->net_devices[0].host, "eth1");
+  ck_assert_str_eq (l->net_devices[0].name, "ctr0");
+  ck_assert_str_eq (l->net_devices[1].host, "eth2");
+  ck_assert_str_eq (l->net_devices[1].name, "eth2");
+  ck_assert_str_eq (l->net_devices[2].name, "eth3");
 
   ck_assert_ptr_nonnull (s->hooks);
   ck_assert_uint_eq (s->hooks->n_prestart, 1);
@@ -590,6 +598,55 @@ START_TEST (test_bad_config)
   _cleanup_free_ char *m = parse_msg (doc);
   ck_assert_msg (m != NULL, "case %d parsed but should fail: %s", _i, doc);
   ck_assert_msg (strcmp (m, c->msg) == 0, "case %d: got\n  %s\nexpected\n  %s", _i, m, c->msg);
+}
+END_TEST
+
+/* linux.netDevices (net_devices.c): names as the kernel takes them, unique
+ * inside, and a network namespace to move them into.  Each case: the
+ * netDevices value, with or without a network namespace, and the message
+ * after "config.json: linux.netDevices". */
+START_TEST (test_net_devices)
+{
+  static const struct
+  {
+    bool netns;
+    const char *nd, *msg;
+  } cases[] = {
+    { false, "{'eth0':{}}", ".eth0: a device can only be moved into a network namespace of the "
+                            "container, and the config asks for none: add {\"type\": \"network\"} "
+                            "(or one with a path) to linux.namespaces" },
+    { true, "[]", ": expected object" },
+    { true, "{'eth0':1}", ".eth0: expected object" },
+    { true, "{'eth0':{'name':7}}", ".eth0.name: expected string" },
+    { true, "{'a/b':{}}", "[\"a/b\"]: the device name \"a/b\" contains '/', ':' or white space" },
+    { true, "{'':{}}", "[\"\"]: the device name \"\" is empty" },
+    { true, "{'..':{}}", "[\"..\"]: the device name \"..\" is . or .." },
+    { true, "{'eth0':{'name':'eth:1'}}", ".eth0.name: \"eth:1\" contains '/', ':' or white space" },
+    { true, "{'eth0':{'name':'a\\tb'}}", ".eth0.name: \"a\tb\" contains '/', ':' or white space" },
+    { true, "{'e':{'name':'abcdefghijklmnop'}}", ".e.name: \"abcdefghijklmnop\" is longer than 15 "
+                                                "bytes (IFNAMSIZ)" },
+    { true, "{'eth0':{'name':'c0'},'eth1':{'name':'c0'}}",
+      ".eth1: its name inside, \"c0\", is also that of linux.netDevices.eth0: a name must be "
+      "unique in the container's network namespace" },
+  };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (cases); i++)
+    {
+      _cleanup_free_ char *lx = xasprintf ("%s'netDevices':%s",
+                                           cases[i].netns ? "'namespaces':[{'type':'network'}]," : "",
+                                           cases[i].nd);
+      _cleanup_free_ char *doc = cfg (NULL, NULL, lx, NULL);
+      _cleanup_free_ char *m = parse_msg (doc);
+      _cleanup_free_ char *want = xasprintf ("config.json: linux.netDevices%s", cases[i].msg);
+      ck_assert_msg (m != NULL, "case %zu parsed: %s", i, doc);
+      ck_assert_msg (strncmp (m, want, strlen (want)) == 0, "case %zu: got\n  %s\nexpected\n  %s", i,
+                     m, want);
+    }
+  /* Valid: {} needs no network namespace; 15 bytes is the longest name. */
+  _cleanup_free_ char *ok1 = cfg (NULL, NULL, "'netDevices':{}", NULL);
+  ck_assert_ptr_null (parse_msg (ok1));
+  _cleanup_free_ char *ok2
+      = cfg (NULL, NULL, "'namespaces':[{'type':'network'}],'netDevices':{'abcdefghijklmno':{}}", NULL);
+  ck_assert_ptr_null (parse_msg (ok2));
 }
 END_TEST
 
@@ -1052,6 +1109,7 @@ spec_suite (void)
   tcase_add_test (tc, test_nulls_and_defaults);
   tcase_add_test (tc, test_malformed);
   tcase_add_loop_test (tc, test_bad_config, 0, (int) KIST_ARRAY_SIZE (bad_cases));
+  tcase_add_test (tc, test_net_devices);
   tcase_add_test (tc, test_top_level_required);
   tcase_add_test (tc, test_rlimit_range);
   tcase_add_test (tc, test_oom_and_time_ranges);

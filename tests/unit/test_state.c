@@ -659,6 +659,26 @@ START_TEST (test_write_read)
   check_same (&s, &r);
   kist_state_clear (&r);
 
+  /* linux.netDevices moved by create: written, read back; an older
+   * state.json without them reads as none (above). */
+  struct kist_state_netdev nd[] = { { .host = xstrdup ("kistnd0"), .name = xstrdup ("eth7"),
+                                      .ifindex = 5, .kind = xstrdup ("ifb") },
+                                    { .host = xstrdup ("enp1s0"), .name = xstrdup ("enp1s0"),
+                                      .ifindex = 2, .kind = NULL } };
+  s.net_devices = xcalloc (2, sizeof *s.net_devices);
+  memcpy (s.net_devices, nd, sizeof nd);
+  s.n_net_devices = 2;
+  ck_assert_int_eq (kist_state_write (d, &s, &err), 0);
+  ck_assert_int_eq (kist_state_read (d, &r, &err), 0);
+  ck_assert_uint_eq (r.n_net_devices, 2);
+  ck_assert_str_eq (r.net_devices[0].host, "kistnd0");
+  ck_assert_str_eq (r.net_devices[0].name, "eth7");
+  ck_assert_int_eq (r.net_devices[0].ifindex, 5);
+  ck_assert_str_eq (r.net_devices[0].kind, "ifb");
+  ck_assert_str_eq (r.net_devices[1].host, "enp1s0");
+  ck_assert_ptr_null (r.net_devices[1].kind);
+  kist_state_clear (&r);
+
   /* Non-UTF-8 cannot be stored; the message names the field. */
   free (s.bundle);
   s.bundle = xstrdup ("/srv/\xff");
@@ -705,6 +725,9 @@ START_TEST (test_write_read)
                      "pidStartTime: must be between 0 and");
   state_error_names (d, "{\"id\":\"c\",\"started\":1}", "started: expected boolean");
   state_error_names (d, "{\"id\":\"c\",\"annotations\":[]}", "annotations: expected object");
+  state_error_names (d, "{\"id\":\"c\",\"netDevices\":[{\"host\":\"a\"}]}",
+                     "netDevices[0].name: required field is missing");
+  state_error_names (d, "{\"id\":\"c\",\"netDevices\":{}}", "netDevices: expected array");
   /* Missing file. */
   ck_assert_int_eq (unlinkat (d, "state.json", 0), 0);
   ck_assert_int_lt (kist_state_read (d, &r, &err), 0);
