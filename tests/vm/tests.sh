@@ -567,6 +567,14 @@ secs=$(awk -v a="$a" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
 check $id-oom "kist sandbox --memory 32M -- alloc 64 exited $rc after $secs s (137 expected): $(printf '%s' "$out" | tail -n 2)" \
   '[ "$rc" = 137 ] && ! has "$out" "touched" && has "$out" "alloc: 8 MiB" && awk -v s="$secs" "BEGIN { exit !(s < 20) }"'
 check_layer $id-report "$W/r-$id.json" cgroup.memory.max "read back 33554432"
+# The exit channel: the same OOM kill, told by --status-fd and the report.
+k sandbox --rootfs "$ROOTFS" --memory 32M --status-fd 9 --report "$W/r-$id-st.json" -- /bin/alloc 64 \
+  9> "$W/st-$id" > /dev/null 2>&1 < /dev/null
+ex=$(sed -n 2p "$W/st-$id")
+check $id-status-fd "--status-fd's exited line: $ex" \
+  'has "$ex" "\"how\":\"signal\"" && has "$ex" "\"signal\":9[,}]" && has "$ex" "\"oom-killed\":true" && has "$ex" "\"memory-peak\":[0-9]{7,}"'
+check_layer $id-exit-entry "$W/r-$id-st.json" exit "OOM-killed"
+check_layer $id-usage-entry "$W/r-$id-st.json" usage "memory.peak [0-9]+ bytes"
 sb_start $id-ev --memory 32M -- sh -c '/bin/alloc 64 2> /dev/null; echo $? > /out/st; read x < /out/go'
 wait_for 30 [ -s "$W/sb-$id-ev/st" ]
 scope=$(sb_scope "$W/r-$id-ev.json")
