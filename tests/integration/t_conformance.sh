@@ -377,20 +377,34 @@ nothing_left "state with a relative bundle"
 CAN_PAUSE=
 [ -n "$CG2" ] && [ -e "$CG2/cgroup.freeze" -o -n "$(ls "$CG2"/*/cgroup.freeze 2> /dev/null | head -n 1)" ] \
   && CAN_PAUSE=1
-cfg_reset
-with_marker
-sh_args 'echo run >> /mark/runs-stopped'
-bundle_and_id start-stopped
+# start_once STATUS SCRIPT: B and id of a fresh container (start-STATUS)
+# running SCRIPT, which appends a line to /mark/runs-STATUS; created and
+# started once.
+start_once ()
+{
+  cfg_reset
+  with_marker
+  sh_args "echo run >> /mark/runs-$1; $2"
+  bundle_and_id "start-$1"
+  kc "start-$1" create --bundle "$B" "$id"
+  kc "start-$1-1" start "$id"
+  expect_eq "start of a $1 container: the first start exits 0" 0 "$RC"
+}
+# start_again STATUS: start again: 125 with the reason, still STATUS, and
+# the program ran once.
+start_again ()
+{
+  local st=$1
+  kc "start-$st-2" start "$id"
+  expect_eq "start of a $st container exits 125" 125 "$RC"
+  expect_match "start of a $st container: the error says it is $st" "$ERR" "$st, not created"
+  expect_eq "start of a $st container: still $st" "$st" "$(state_field "$id" status)"
+  expect_eq "start of a $st container: the program ran once" 1 "$(wc -l < "$MARKDIR/runs-$st")"
+}
+start_once stopped true
 B_STOPPED=$B
-kc start-stopped create --bundle "$B" "$id"
-kc start-stopped-1 start "$id"
-expect_eq "start of a stopped container: the first start exits 0" 0 "$RC"
 expect_true "start of a stopped container: it stops" wait_status "$id" stopped 10
-kc start-stopped-2 start "$id"
-expect_eq "start of a stopped container exits 125" 125 "$RC"
-expect_match "start of a stopped container: the error says it is stopped" "$ERR" 'stopped, not created'
-expect_eq "start of a stopped container: still stopped" stopped "$(state_field "$id" status)"
-expect_eq "start of a stopped container: the program ran once" 1 "$(wc -l < "$MARKDIR/runs-stopped")"
+start_again stopped
 kc start-stopped-del delete "$id"
 expect_eq "start of a stopped container: delete exits 0" 0 "$RC"
 rm -f "$MARKDIR/runs-stopped"
@@ -398,24 +412,15 @@ nothing_left "start of a stopped container"
 
 B_PAUSED=
 if [ -n "$CAN_PAUSE" ]; then
-  cfg_reset
-  with_marker
-  sh_args 'echo run >> /mark/runs-paused; exec sleep 3600'
-  bundle_and_id start-paused
+  start_once paused 'exec sleep 3600'
   B_PAUSED=$B
-  kc start-paused create --bundle "$B" "$id"
-  kc start-paused-1 start "$id"
   for _ in $(seq 100); do [ -s "$MARKDIR/runs-paused" ] && break; sleep 0.05; done
   kc start-paused-pause pause "$id"
   expect_eq "start of a paused container: pause exits 0" 0 "$RC"
   pid=$(state_field "$id" pid)
-  kc start-paused-2 start "$id"
-  expect_eq "start of a paused container exits 125" 125 "$RC"
-  expect_match "start of a paused container: the error says it is paused" "$ERR" 'paused, not created'
-  expect_eq "start of a paused container: still paused" paused "$(state_field "$id" status)"
+  start_again paused
   expect_eq "start of a paused container: the same pid" "$pid" "$(state_field "$id" pid)"
   expect_true "start of a paused container: its process is alive" pid_alive "$pid"
-  expect_eq "start of a paused container: the program ran once" 1 "$(wc -l < "$MARKDIR/runs-paused")"
   kc start-paused-del delete --force "$id"
   rm -f "$MARKDIR/runs-paused"
   nothing_left "start of a paused container"
