@@ -10,7 +10,8 @@
 # stopped or paused container (and runc's answer), mount order, /dev/shm
 # with `kist spec`'s config, the rootfs's owners after a user namespace run,
 # linux.devices owners and a file in the way, SCHED_DEADLINE, SELinux and
-# intelRdt refused, seccomp errnoRet and a listenerPath nobody listens on.
+# intelRdt refused, seccomp errnoRet, a listenerPath nobody listens on, and
+# the mount options (each read back; the r* forms on an rbind submount).
 . "$(dirname "$0")/lib.sh"
 
 CG2=$LO_CG2
@@ -675,3 +676,71 @@ for what in absent refused; do
   rm -f "$MARKDIR/listener-ran"
   nothing_left "seccomp listenerPath $what"
 done
+
+# ---- mount options, read back from mountinfo (config.md mounts, MUST options) ----------
+# One tmpfs per case at /oN; each option that clears a flag follows the
+# one that sets it, so a kist that ignored it would leave the flag on.
+# A case is "OPTIONS|WANT": WANT is a grep -E pattern on the line
+# "mnt=PER-MOUNT-OPTIONS opt=OPTIONAL-FIELDS sb=SUPERBLOCK-OPTIONS".
+OPT_CASES=(
+  'ro|mnt=ro,' 'ro,rw|mnt=rw,'
+  'nosuid|mnt=[^ ]*nosuid' 'nosuid,suid|mnt=([^n ]|n[^o])*( |$)'
+  'nodev|mnt=[^ ]*nodev' 'nodev,dev|mnt=([^n ]|n[^o])*( |$)'
+  'noexec|mnt=[^ ]*noexec' 'noexec,exec|mnt=([^n ]|n[^o])*( |$)'
+  'noatime|mnt=[^ ]*noatime' 'noatime,atime|mnt=rw,relatime '
+  'nodiratime|mnt=[^ ]*nodiratime' 'nodiratime,diratime|mnt=rw,relatime '
+  'strictatime|mnt=rw ' 'strictatime,nostrictatime|mnt=rw,relatime '
+  'norelatime|mnt=rw ' 'norelatime,relatime|mnt=rw,relatime '
+  'nosymfollow|mnt=[^ ]*nosymfollow' 'nosymfollow,symfollow|mnt=rw,relatime '
+  'sync|sb=[^ ]*(^|,)sync' 'sync,async|sb=rw$'
+  'dirsync|sb=[^ ]*dirsync'
+  'lazytime|sb=[^ ]*lazytime' 'lazytime,nolazytime|sb=rw$'
+  'shared|opt=shared:' 'shared,private|opt= '
+  'rshared|opt=shared:' 'rshared,rprivate|opt= '
+  'unbindable|opt=unbindable' 'runbindable|opt=unbindable'
+)
+cfg_reset
+i=0
+for c in "${OPT_CASES[@]}"; do
+  i=$((i + 1))
+  C_MOUNTS_EXTRA+=", {\"destination\": \"/o$i\", \"type\": \"tmpfs\", \"source\": \"tmpfs\",
+    \"options\": $(json_arr $(tr , ' ' <<< "${c%%|*}"))}"
+done
+sh_args 'cat /proc/self/mountinfo'
+bundle_and_id mntopts
+kc mntopts run --bundle "$B" "$id"
+expect_eq "mount options: run with a tmpfs per option exits 0" 0 "$RC"
+i=0
+for c in "${OPT_CASES[@]}"; do
+  i=$((i + 1))
+  line=$(awk -v p="/o$i" '$5 == p {
+      o = ""; for (j = 7; $j != "-"; j++) o = o (o == "" ? "" : " ") $j
+      print "mnt=" $6 " opt=" o " sb=" $NF }' <<< "$OUT")
+  expect_match "mount option ${c%%|*}: mountinfo matches ${c#*|}" "$line" "${c#*|}"
+done
+kc mntopts-del delete "$id"
+nothing_left "mount options"
+
+# The recursive forms and nosymfollow on an rbind with a submount (SHOULD):
+# the submount gets the flag too; plain rbind is the control (the
+# submount, mounted here without them, has none).
+if mount -t tmpfs -o size=1m kist-conf "$RSRC/sub"; then
+  for opt in rnosuid rnodev rnoexec rnoatime rnosymfollow rbind; do
+    cfg_reset
+    C_MOUNTS_EXTRA=", $(bind_json "$RSRC" /r rbind "$opt")"
+    sh_args 'awk '"'"'$5 == "/r/sub" { print $6 }'"'"' /proc/self/mountinfo'
+    bundle_and_id "rec-$opt"
+    kc "rec-$opt" run --bundle "$B" "$id"
+    if [ "$opt" = rbind ]; then
+      expect_match "rbind alone: the submount has none of nosuid, nodev, noexec, noatime, nosymfollow" \
+        "$OUT" '^rw,relatime$'
+    else
+      expect_match "rbind,$opt: the submount has ${opt#r}" "$OUT" "(^|,)${opt#r}(,|$)"
+    fi
+    kc "rec-$opt-del" delete "$id"
+  done
+  umount "$RSRC/sub"
+  nothing_left "recursive mount options on an rbind with a submount"
+else
+  skip "recursive mount options on an rbind with a submount" "cannot mount a tmpfs in the test's mount namespace"
+fi
