@@ -76,6 +76,29 @@ type_name (char type)
   return type == 'b' ? "block device" : type == 'p' ? "fifo" : "character device";
 }
 
+/* What st_mode is, for messages. */
+static const char *
+file_kind (mode_t m)
+{
+  switch (m & S_IFMT)
+    {
+    case S_IFREG:
+      return "regular file";
+    case S_IFLNK:
+      return "symlink";
+    case S_IFCHR:
+      return "character device";
+    case S_IFBLK:
+      return "block device";
+    case S_IFIFO:
+      return "fifo";
+    case S_IFSOCK:
+      return "socket";
+    default:
+      return "file of another kind";
+    }
+}
+
 /* Split "/dev/x/y" into a new parent string "/dev/x" and a pointer to "y". */
 static int
 split_path (const char *path, char **parent, const char **name, struct kist_error **err)
@@ -191,6 +214,16 @@ make_node (int rootfd, const struct node *n, enum how *how, struct kist_error **
       if (S_ISDIR (st.st_mode))
         return kist_error_make (err, EEXIST, "%s exists in the container and is a directory",
                                 n->path);
+      /* runtime-spec: a file at a linux.devices path that does not match
+       * the device is an error.  (A default node replaces what the image
+       * has: s_dev.sh.) */
+      if (!n->is_default)
+        return kist_error_make (err, EEXIST,
+                                "linux.devices: %s exists in the container and is a %s, not "
+                                "the %s %u:%u the entry asks for: remove it from the image, "
+                                "or change the entry's path",
+                                n->path, file_kind (st.st_mode), type_name (n->type), n->maj,
+                                n->min);
       if (unlinkat (dirfd, name, 0) < 0)
         return kist_error_make (err, errno, "remove the existing %s to make the device node",
                                 n->path);

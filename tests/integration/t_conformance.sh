@@ -5,6 +5,13 @@
 # changed after create, what delete must leave alone, oom_score_adj left as
 # inherited, and kist's documented deviations (no mount namespace, update
 # with both --resources and flags, RTMIN+n, --systemd-cgroup, a busy cgroup).
+# Then (issue 11's partial rows): `kist state` (ociVersion, annotations with
+# an unknown key, an absolute bundle for a relative --bundle), start of a
+# stopped or paused container (and runc's answer), mount order, /dev/shm
+# with `kist spec`'s config, the rootfs's owners after a user namespace run,
+# linux.devices owners and a file in the way, SCHED_DEADLINE, SELinux and
+# intelRdt refused, seccomp errnoRet, a listenerPath nobody listens on, and
+# the mount options (each read back; the r* forms on an rbind submount).
 . "$(dirname "$0")/lib.sh"
 
 CG2=$LO_CG2
@@ -12,6 +19,8 @@ HOLDER=
 BUSY=
 CG_PARENT=
 CG_BUSY=
+RROOT=
+RID=
 test_cleanup ()
 {
   local p
@@ -21,6 +30,13 @@ test_cleanup ()
   done
   [ -n "$CG_BUSY" ] && rmdir "$CG_BUSY" 2> /dev/null
   [ -n "$CG_PARENT" ] && rmdir "$CG_PARENT" 2> /dev/null
+  if [ -n "$RROOT" ] && [ -d "$RROOT" ]; then
+    for p in -s -p; do
+      unshare -m --propagation private sh -c '
+        [ "$1" = /sys/fs/cgroup ] || mount --bind "$1" /sys/fs/cgroup
+        runc --root "$2" delete --force "$3"' sh "$CG2" "$RROOT" "$RID$p" > /dev/null 2>&1
+    done
+  fi
   return 0
 }
 
@@ -29,20 +45,26 @@ test_cleanup ()
 # nothing is left (no state dir, mount, process or cgroup).
 config_refused ()
 {
-  local what=$1 needle=$2 b
+  local what=$1 needle=$2 b cid
   b=$(mkbundle "cfg-$N_PASS-$N_FAIL")
-  kc cfg create --bundle "$b" "$(new_id "cfg$N_PASS")"
+  new_id "cfg$N_PASS" > /dev/null
+  cid=$PREFIX-cfg$N_PASS
+  kc cfg create --bundle "$b" "$cid"
   expect_eq "$what: create exits 125" 125 "$RC"
   expect_match "$what: the error names $needle" "$ERR" "$needle"
+  # (A create that wrongly succeeded has failed above; its container goes.)
+  [ "$RC" = 0 ] && kist delete --force "$cid" > /dev/null 2>&1
   nothing_left "$what"
 }
 
 # bundle_and_id NAME: B, the bundle NAME from the C_* variables, and id, a
-# fresh container id NAME.
+# fresh container id NAME (registered for the EXIT trap's delete --force:
+# new_id in $(...) would register it in the subshell only).
 bundle_and_id ()
 {
   B=$(mkbundle "$1")
-  id=$(new_id "$1")
+  new_id "$1" > /dev/null
+  id=$PREFIX-$1
 }
 
 # ---- config rules (config.md) -----------------------------------------------------
@@ -317,4 +339,408 @@ if mount -t tmpfs -o size=1m kist-conf "$RSRC/sub"; then
   nothing_left "rro on an rbind with a submount"
 else
   skip "rro on an rbind with a submount" "cannot mount a tmpfs in the test's mount namespace"
+fi
+
+# ---- kist state (runtime.md "State", "Query State"; config.md annotations) ------------
+# Created with a relative --bundle: the state's bundle is absolute; the
+# state has the config's ociVersion and annotations, an unknown key
+# (com.example.unknown) among them, and that container runs.
+cfg_reset
+C_ARGS='["sleep", "3600"]'
+C_TOP_EXTRA=', "annotations": {"com.example.unknown": "kist-unknown-value",
+  "org.example.second": "two"}'
+bundle_and_id state-rel
+(cd "$T" && kc state-rel create --bundle ./state-rel "$id"; exit "$RC")
+expect_eq "state: create --bundle ./state-rel (relative) with an unknown annotation key exits 0" 0 "$?"
+kist state "$id" > "$T/state-rel.json" 2> /dev/null
+# (kist-state(8): the config's ociVersion, 1.0.2 from mkconfig; kist's own
+# default, 1.2.0, would be a state made up rather than read.)
+expect_eq "state: ociVersion is the config's, 1.0.2" 1.0.2 "$(jget "$T/state-rel.json" ociVersion)"
+expect_eq "state: bundle is absolute for --bundle ./state-rel" "$B" "$(jget "$T/state-rel.json" bundle)"
+expect_eq "state: annotations has the unknown key com.example.unknown" kist-unknown-value \
+  "$(jget "$T/state-rel.json" annotations.com.example.unknown)"
+expect_eq "state: annotations has org.example.second" two \
+  "$(jget "$T/state-rel.json" annotations.org.example.second)"
+expect_eq "state: status created" created "$(jget "$T/state-rel.json" status)"
+kc state-rel-start start "$id"
+expect_eq "state: start of the container with the unknown annotation key exits 0" 0 "$RC"
+expect_eq "state: the container with the unknown annotation key runs" running "$(state_field "$id" status)"
+expect_eq "state: the running container's annotations still have com.example.unknown" \
+  kist-unknown-value "$(kist state "$id" 2> /dev/null | jflat | awk -F'\t' \
+    '$1 == "annotations.com.example.unknown" { print $2 }')"
+kc state-rel-del delete --force "$id"
+nothing_left "state with a relative bundle"
+
+# ---- start of a stopped or a paused container (runtime.md "Start") ---------------------
+# Start MUST fail and change nothing: the program did not run again (its
+# count of runs in /mark), the status and the pid are the same.  Then the
+# same under runc, side by side (runc exits 1; kist 125, as kist-start(8)).
+CAN_PAUSE=
+[ -n "$CG2" ] && [ -e "$CG2/cgroup.freeze" -o -n "$(ls "$CG2"/*/cgroup.freeze 2> /dev/null | head -n 1)" ] \
+  && CAN_PAUSE=1
+# start_once STATUS SCRIPT: B and id of a fresh container (start-STATUS)
+# running SCRIPT, which appends a line to /mark/runs-STATUS; created and
+# started once.
+start_once ()
+{
+  cfg_reset
+  with_marker
+  sh_args "echo run >> /mark/runs-$1; $2"
+  bundle_and_id "start-$1"
+  kc "start-$1" create --bundle "$B" "$id"
+  kc "start-$1-1" start "$id"
+  expect_eq "start of a $1 container: the first start exits 0" 0 "$RC"
+}
+# start_again STATUS: start again: 125 with the reason, still STATUS, and
+# the program ran once.
+start_again ()
+{
+  local st=$1
+  kc "start-$st-2" start "$id"
+  expect_eq "start of a $st container exits 125" 125 "$RC"
+  expect_match "start of a $st container: the error says it is $st" "$ERR" "$st, not created"
+  expect_eq "start of a $st container: still $st" "$st" "$(state_field "$id" status)"
+  expect_eq "start of a $st container: the program ran once" 1 "$(wc -l < "$MARKDIR/runs-$st")"
+}
+start_once stopped true
+B_STOPPED=$B
+expect_true "start of a stopped container: it stops" wait_status "$id" stopped 10
+start_again stopped
+kc start-stopped-del delete "$id"
+expect_eq "start of a stopped container: delete exits 0" 0 "$RC"
+rm -f "$MARKDIR/runs-stopped"
+nothing_left "start of a stopped container"
+
+B_PAUSED=
+if [ -n "$CAN_PAUSE" ]; then
+  start_once paused 'exec sleep 3600'
+  B_PAUSED=$B
+  for _ in $(seq 100); do [ -s "$MARKDIR/runs-paused" ] && break; sleep 0.05; done
+  kc start-paused-pause pause "$id"
+  expect_eq "start of a paused container: pause exits 0" 0 "$RC"
+  pid=$(state_field "$id" pid)
+  start_again paused
+  expect_eq "start of a paused container: the same pid" "$pid" "$(state_field "$id" pid)"
+  expect_true "start of a paused container: its process is alive" pid_alive "$pid"
+  kc start-paused-del delete --force "$id"
+  rm -f "$MARKDIR/runs-paused"
+  nothing_left "start of a paused container"
+else
+  skip "start of a paused container" "no cgroup2 freezer here"
+fi
+
+# runc on the same bundles, in a mount namespace of its own whose
+# /sys/fs/cgroup is the host's cgroup2 hierarchy (as t_killdelete.sh).
+RROOT=$T/runc-root
+RID=$PREFIX-rstart
+if command -v runc > /dev/null && [ -n "$CG2" ]; then
+  runc_table=$(unshare -m --propagation private bash -c '
+      [ "$1" = /sys/fs/cgroup ] || mount --bind "$1" /sys/fs/cgroup || exit 99
+      R=$2 D=$3 ID=$4 BS=$5 BP=$6
+      shift 6
+      r () { runc --root "$R" "$@" > /dev/null 2>> "$D/runc-start.errs" < /dev/null; echo $?; }
+      st () { runc --root "$R" state "$1" 2> /dev/null | awk -F\" "/\"status\"/ { print \$4 }"; }
+      r create --bundle "$BS" "$ID-s" > /dev/null
+      r start "$ID-s" > /dev/null
+      for _ in $(seq 100); do [ "$(st "$ID-s")" = stopped ] && break; sleep 0.05; done
+      echo "stopped start: $(r start "$ID-s") $(st "$ID-s")"
+      r delete --force "$ID-s" > /dev/null
+      if [ -n "$BP" ]; then
+        r create --bundle "$BP" "$ID-p" > /dev/null
+        r start "$ID-p" > /dev/null
+        r pause "$ID-p" > /dev/null
+        echo "paused start: $(r start "$ID-p") $(st "$ID-p")"
+        r delete --force "$ID-p" > /dev/null
+      fi' bash "$CG2" "$RROOT" "$T" "$RID" "$B_STOPPED" "$B_PAUSED")
+  want="stopped start: 1 stopped"
+  [ -n "$B_PAUSED" ] && want+=$'\n'"paused start: 1 paused"
+  expect_eq "start of a stopped/paused container under runc: exit 1, state unchanged" "$want" "$runc_table"
+  rm -f "$MARKDIR/runs-stopped" "$MARKDIR/runs-paused"
+else
+  skip "start of a stopped/paused container compared with runc" "runc or a cgroup2 hierarchy is missing"
+fi
+
+# ---- mounts in the listed order (config.md mounts) --------------------------------------
+# Two mounts on one destination: the second is the one the container sees
+# (binds of two dirs, then two tmpfs of different modes).
+cfg_reset
+mkdir -p "$T/order1" "$T/order2"
+echo first > "$T/order1/which"
+echo second > "$T/order2/which"
+C_MOUNTS_EXTRA=", $(bind_json "$T/order1" /m rbind ro), $(bind_json "$T/order2" /m rbind ro),
+  {\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"mode=0700\"]},
+  {\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"mode=0751\"]}"
+sh_args 'echo "which $(cat /m/which)"; echo "mode $(stat -c %a /t)"
+  echo "nm $(grep -c " /m " /proc/self/mountinfo) nt $(grep -c " /t " /proc/self/mountinfo)"'
+bundle_and_id order
+kc order run --bundle "$B" "$id"
+expect_eq "mount order: run exits 0" 0 "$RC"
+expect_eq "mount order: two binds on /m: the second (order2) is seen" second \
+  "$(sed -n 's/^which //p' <<< "$OUT")"
+expect_eq "mount order: two tmpfs on /t: the second's mode 0751 is seen" 751 \
+  "$(sed -n 's/^mode //p' <<< "$OUT")"
+expect_eq "mount order: both mounts of each destination are made" "nm 2 nt 2" "$(grep '^nm' <<< "$OUT")"
+kc order-del delete "$id"
+nothing_left "mount order"
+
+# ---- /dev/shm with kist spec's config (config-linux.md "Default Filesystems") ---------
+cfg_reset
+B=$T/specshm
+copy_rootfs "$B"
+new_id specshm > /dev/null
+id=$PREFIX-specshm
+(cd "$B" && "$KIST" spec) > /dev/null 2>&1
+if [ -s "$B/config.json" ]; then
+  rootless_config "$B/config.json" '["sh", "-c", "grep '"' /dev/shm '"' /proc/self/mountinfo; echo w > /dev/shm/w; echo read $(cat /dev/shm/w)"]' \
+    > "$B/config.tmp" && mv "$B/config.tmp" "$B/config.json"
+  kc specshm run --bundle "$B" "$id"
+  expect_eq "kist spec's config: run exits 0" 0 "$RC"
+  expect_eq "kist spec's config: /dev/shm is a tmpfs in mountinfo" tmpfs \
+    "$(awk '$5 == "/dev/shm" { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 1); exit } }' <<< "$OUT")"
+  expect_eq "kist spec's config: /dev/shm is writable" "read w" "$(grep '^read' <<< "$OUT")"
+  kc specshm-del delete "$id"
+else
+  fail "kist spec writes config.json" "$(cat "$B/config.json" 2> /dev/null)"
+fi
+nothing_left "/dev/shm with kist spec's config"
+
+# ---- a user namespace leaves the rootfs's owners alone (config-linux.md) ---------------
+# Root in a user namespace mapped 0 -> 100000: owners and ctimes of the
+# rootfs (the dir, dirs and files in it) are the same after the run; a
+# chown there, even one undone, would change the ctimes.
+cfg_reset
+C_NAMESPACES="pid network ipc uts mount cgroup user"
+C_LINUX_EXTRA=', "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+  "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+sh_args 'echo "map $(cat /proc/self/uid_map)"; echo "owner $(stat -c %u:%g /bin/busybox)"'
+bundle_and_id userns-owner
+owners ()
+{
+  (cd "$B/rootfs" && stat -c '%n %u:%g %Z' . bin bin/busybox etc etc/passwd dev proc sys)
+}
+before=$(owners)
+sleep 1.1
+kc userns-owner run --bundle "$B" "$id"
+expect_eq "userns run: exits 0" 0 "$RC"
+expect_eq "userns run: the container's uid_map is 0 100000 65536" "0 100000 65536" \
+  "$(sed -n 's/^map //p' <<< "$OUT" | awk '{ print $1, $2, $3 }')"
+expect_eq "userns run: the image's root-owned busybox is the overflow id inside" 65534:65534 \
+  "$(sed -n 's/^owner //p' <<< "$OUT")"
+expect_eq "userns run: owners and ctimes of the rootfs are unchanged" "$before" "$(owners)"
+kc userns-owner-del delete "$id"
+nothing_left "userns run: rootfs owners"
+
+# ---- linux.devices (config-linux.md "Devices") -------------------------------------------
+# A node with uid, gid and fileMode: as configured.
+cfg_reset
+C_LINUX_EXTRA=', "devices": [{"path": "/dev/kist-null", "type": "c", "major": 1, "minor": 3,
+  "fileMode": 416, "uid": 1000, "gid": 1001}]'
+sh_args 'stat -c "%F %t:%T %a %u:%g" /dev/kist-null'
+bundle_and_id devowner
+kc devowner run --bundle "$B" "$id"
+expect_eq "linux.devices uid 1000 gid 1001 fileMode 0640: run exits 0" 0 "$RC"
+expect_eq "linux.devices uid 1000 gid 1001 fileMode 0640: the node inside" \
+  "character special file 1:3 640 1000:1001" "$OUT"
+kc devowner-del delete "$id"
+nothing_left "linux.devices owner"
+
+# A regular file of the image at a linux.devices path: create exits 125
+# naming it; the image's file is intact.
+cfg_reset
+C_LINUX_EXTRA=', "devices": [{"path": "/kistdev", "type": "c", "major": 1, "minor": 3}]'
+bundle_and_id devfile
+echo image-file > "$B/rootfs/kistdev"
+kc devfile create --bundle "$B" "$id"
+expect_eq "a regular file at a linux.devices path: create exits 125" 125 "$RC"
+expect_match "a regular file at a linux.devices path: the error names it and what it is" "$ERR" \
+  '/kistdev exists in the container and is a regular file'
+expect_eq "a regular file at a linux.devices path: the image's file is intact" image-file \
+  "$(cat "$B/rootfs/kistdev")"
+[ "$RC" = 0 ] && kist delete --force "$id" > /dev/null 2>&1
+nothing_left "a regular file at a linux.devices path"
+
+# ---- SCHED_DEADLINE (config.md process.scheduler) ---------------------------------------
+# runtime 1 ms, deadline 10 ms, period 20 ms: applied and read back with
+# sched_getattr by the container's own program, where the kernel lets root
+# (this test, on itself) set it; where not, create fails with the
+# kernel's reason, naming process.scheduler.  (t_procattrs.sh has the others.)
+cat > "$T/dlprobe.c" << 'PROBE'
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+struct attr { uint32_t size, policy; uint64_t flags; int32_t nice; uint32_t prio; uint64_t rt, dl, per; };
+int main (int argc, char **argv)
+{
+  struct attr a = { .size = sizeof a };
+  if (argc > 1)
+    {
+      /* "set": try it on this process (the host side's probe of the kernel). */
+      a.policy = 6, a.rt = 1000000, a.dl = 10000000, a.per = 20000000;
+      if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
+        {
+          printf ("set error %s\n", strerror (errno));
+          return 1;
+        }
+      printf ("set ok\n");
+      return 0;
+    }
+  if (syscall (SYS_sched_getattr, 0, &a, sizeof a, 0) != 0)
+    {
+      printf ("dl error %s\n", strerror (errno));
+      return 1;
+    }
+  printf ("dl %u %llu %llu %llu\n", a.policy, (unsigned long long) a.rt, (unsigned long long) a.dl,
+          (unsigned long long) a.per);
+  return 0;
+}
+PROBE
+if ! "${CC:-cc}" -static -O2 -o "$T/dlprobe" "$T/dlprobe.c" > "$T/dlprobe.build" 2>&1; then
+  fail "SCHED_DEADLINE: the probe builds with ${CC:-cc} -static" "$(cat "$T/dlprobe.build")"
+else
+  cfg_reset
+  C_ARGS='["/dlprobe"]'
+  C_PROCESS_EXTRA=', "scheduler": {"policy": "SCHED_DEADLINE", "runtime": 1000000,
+    "deadline": 10000000, "period": 20000000}'
+  bundle_and_id deadline
+  cp "$T/dlprobe" "$B/rootfs/dlprobe"
+  host=$("$T/dlprobe" set)
+  kc deadline run --report "$T/deadline.json" --bundle "$B" "$id"
+  if [ "$host" = "set ok" ]; then
+    expect_eq "SCHED_DEADLINE: run exits 0" 0 "$RC"
+    expect_eq "SCHED_DEADLINE: sched_getattr inside: policy 6, runtime 1 ms, deadline 10 ms, period 20 ms" \
+      "dl 6 1000000 10000000 20000000" "$OUT"
+    expect_eq "SCHED_DEADLINE: the report's scheduler is applied" true \
+      "$(layer_field "$T/deadline.json" scheduler applied)"
+  else
+    # The kernel refuses root here too: kist must say so, not run.
+    expect_eq "SCHED_DEADLINE refused by the kernel here ($host): run exits 125" 125 "$RC"
+    expect_match "SCHED_DEADLINE refused by the kernel: the error names process.scheduler and the reason" \
+      "$ERR" "process\.scheduler: sched_setattr\(SCHED_DEADLINE\): ${host#set error }"
+    expect_eq "SCHED_DEADLINE refused by the kernel: the program did not run" "" "$OUT"
+  fi
+  kc deadline-del delete --force "$id"
+  nothing_left "SCHED_DEADLINE"
+fi
+
+# ---- SELinux and Intel RDT: refused, naming the layer (SPEC.md "Where kist differs") ---
+cfg_reset
+C_PROCESS_EXTRA=', "selinuxLabel": "system_u:system_r:container_t:s0:c1,c2"'
+config_refused "process.selinuxLabel" 'layer selinux not applied: process\.selinuxLabel / linux\.mountLabel \(SELinux\) is not implemented by kist'
+cfg_reset
+C_LINUX_EXTRA=', "mountLabel": "system_u:object_r:container_file_t:s0:c1,c2"'
+config_refused "linux.mountLabel" 'layer selinux not applied: process\.selinuxLabel / linux\.mountLabel \(SELinux\) is not implemented by kist'
+cfg_reset
+C_LINUX_EXTRA=', "intelRdt": {"closID": "kist-test", "l3CacheSchema": "L3:0=f"}'
+if grep -qw resctrl /proc/filesystems || awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "resctrl") f = 1; break } } END { exit !f }' /proc/self/mountinfo; then
+  skip "linux.intelRdt on a machine without resctrl" "this machine has resctrl"
+  config_refused "linux.intelRdt (this machine has resctrl)" 'layer intel_rdt not applied: linux\.intelRdt is not implemented by kist'
+else
+  config_refused "linux.intelRdt without resctrl" \
+    'layer intel_rdt not applied: linux\.intelRdt: this machine has no resctrl \(Intel RDT / AMD PQoS\): remove linux\.intelRdt'
+fi
+
+# ---- seccomp errnoRet with an action that takes none (config-linux.md seccomp) ---------
+cfg_reset
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ALLOW",
+  "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_KILL", "errnoRet": 1}]}'
+config_refused "seccomp errnoRet with SCMP_ACT_KILL" \
+  'linux\.seccomp\.syscalls\[0\]\.errnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno'
+
+# ---- seccomp listenerPath nobody listens on (config-linux.md seccomp) -------------------
+# An absent socket, and a regular file (connect is refused): the run fails
+# naming the path, and nothing runs or is left.
+cfg_reset
+with_marker
+echo not-a-socket > "$T/notsock"
+for what in absent refused; do
+  case $what in
+    absent) lp=$T/nobody.sock why='No such file or directory' ;;
+    refused) lp=$T/notsock why='Connection refused' ;;
+  esac
+  C_LINUX_EXTRA=", \"seccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": $(json_str "$lp"),
+    \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+  sh_args 'echo ran > /mark/listener-ran'
+  bundle_and_id "listener-$what"
+  kc "listener-$what" run --bundle "$B" "$id"
+  expect_eq "seccomp listenerPath $what: run exits 125" 125 "$RC"
+  expect_contains "seccomp listenerPath $what: the error names the path" "$ERR" \
+    "linux.seccomp.listenerPath \`$lp\`"
+  expect_contains "seccomp listenerPath $what: the error says why ($why)" "$ERR" "$why"
+  expect_eq "seccomp listenerPath $what: the program did not run" "" \
+    "$(cat "$MARKDIR/listener-ran" 2> /dev/null)"
+  kist delete --force "$id" > /dev/null 2>&1
+  rm -f "$MARKDIR/listener-ran"
+  nothing_left "seccomp listenerPath $what"
+done
+
+# ---- mount options, read back from mountinfo (config.md mounts, MUST options) ----------
+# One tmpfs per case at /oN; each option that clears a flag follows the
+# one that sets it, so a kist that ignored it would leave the flag on.
+# A case is "OPTIONS|WANT": WANT is a grep -E pattern on the line
+# "mnt=PER-MOUNT-OPTIONS opt=OPTIONAL-FIELDS sb=SUPERBLOCK-OPTIONS".
+OPT_CASES=(
+  'ro|mnt=ro,' 'ro,rw|mnt=rw,'
+  'nosuid|mnt=[^ ]*nosuid' 'nosuid,suid|mnt=([^n ]|n[^o])*( |$)'
+  'nodev|mnt=[^ ]*nodev' 'nodev,dev|mnt=([^n ]|n[^o])*( |$)'
+  'noexec|mnt=[^ ]*noexec' 'noexec,exec|mnt=([^n ]|n[^o])*( |$)'
+  'noatime|mnt=[^ ]*noatime' 'noatime,atime|mnt=rw,relatime '
+  'nodiratime|mnt=[^ ]*nodiratime' 'nodiratime,diratime|mnt=rw,relatime '
+  'strictatime|mnt=rw ' 'strictatime,nostrictatime|mnt=rw,relatime '
+  'norelatime|mnt=rw ' 'norelatime,relatime|mnt=rw,relatime '
+  'nosymfollow|mnt=[^ ]*nosymfollow' 'nosymfollow,symfollow|mnt=rw,relatime '
+  'sync|sb=[^ ]*(^|,)sync' 'sync,async|sb=rw$'
+  'dirsync|sb=[^ ]*dirsync'
+  'lazytime|sb=[^ ]*lazytime' 'lazytime,nolazytime|sb=rw$'
+  'shared|opt=shared:' 'shared,private|opt= '
+  'rshared|opt=shared:' 'rshared,rprivate|opt= '
+  'unbindable|opt=unbindable' 'runbindable|opt=unbindable'
+)
+cfg_reset
+i=0
+for c in "${OPT_CASES[@]}"; do
+  i=$((i + 1))
+  C_MOUNTS_EXTRA+=", {\"destination\": \"/o$i\", \"type\": \"tmpfs\", \"source\": \"tmpfs\",
+    \"options\": $(json_arr $(tr , ' ' <<< "${c%%|*}"))}"
+done
+sh_args 'cat /proc/self/mountinfo'
+bundle_and_id mntopts
+kc mntopts run --bundle "$B" "$id"
+expect_eq "mount options: run with a tmpfs per option exits 0" 0 "$RC"
+i=0
+for c in "${OPT_CASES[@]}"; do
+  i=$((i + 1))
+  line=$(awk -v p="/o$i" '$5 == p {
+      o = ""; for (j = 7; $j != "-"; j++) o = o (o == "" ? "" : " ") $j
+      print "mnt=" $6 " opt=" o " sb=" $NF }' <<< "$OUT")
+  expect_match "mount option ${c%%|*}: mountinfo matches ${c#*|}" "$line" "${c#*|}"
+done
+kc mntopts-del delete "$id"
+nothing_left "mount options"
+
+# The recursive forms and nosymfollow on an rbind with a submount (SHOULD):
+# the submount gets the flag too; plain rbind is the control (the
+# submount, mounted here without them, has none).
+if mount -t tmpfs -o size=1m kist-conf "$RSRC/sub"; then
+  for opt in rnosuid rnodev rnoexec rnoatime rnosymfollow rbind; do
+    cfg_reset
+    C_MOUNTS_EXTRA=", $(bind_json "$RSRC" /r rbind "$opt")"
+    sh_args 'awk '"'"'$5 == "/r/sub" { print $6 }'"'"' /proc/self/mountinfo'
+    bundle_and_id "rec-$opt"
+    kc "rec-$opt" run --bundle "$B" "$id"
+    if [ "$opt" = rbind ]; then
+      expect_match "rbind alone: the submount has none of nosuid, nodev, noexec, noatime, nosymfollow" \
+        "$OUT" '^rw,relatime$'
+    else
+      expect_match "rbind,$opt: the submount has ${opt#r}" "$OUT" "(^|,)${opt#r}(,|$)"
+    fi
+    kc "rec-$opt-del" delete "$id"
+  done
+  umount "$RSRC/sub"
+  nothing_left "recursive mount options on an rbind with a submount"
+else
+  skip "recursive mount options on an rbind with a submount" "cannot mount a tmpfs in the test's mount namespace"
 fi

@@ -345,6 +345,30 @@ START_TEST (test_parse_malformed)
                   "defaultErrnoRet: must be between 0 and 4095, got 5000");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':1}",
                   "defaultErrnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno");
+  /* config.md: a per-rule errnoRet with an action that takes none MUST fail
+   * (ERRNO and TRACE, the ones that take it, are the control). */
+  static const char *const no_errno[]
+      = { "SCMP_ACT_ALLOW", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD",
+          "SCMP_ACT_TRAP", "SCMP_ACT_LOG" };
+  for (size_t i = 0; i < sizeof no_errno / sizeof *no_errno; i++)
+    {
+      char prof[256];
+      snprintf (prof, sizeof prof,
+                "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['read'],"
+                "'action':'SCMP_ACT_ERRNO'},{'names':['mkdir'],'action':'%s','errnoRet':1}]}",
+                no_errno[i]);
+      assert_err_has (prof,
+                      "syscalls[1].errnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno");
+    }
+  {
+    struct kist_seccomp_profile *p
+        = parse_ok ("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['mkdir'],"
+                    "'action':'SCMP_ACT_ERRNO','errnoRet':1},{'names':['rmdir'],"
+                    "'action':'SCMP_ACT_TRACE','errnoRet':2}]}");
+    ck_assert_uint_eq (find_rule (p, "mkdir")->action, ACT_ERRNO (1));
+    ck_assert_uint_eq (find_rule (p, "rmdir")->action, 0x7ff00000U | 2); /* SECCOMP_RET_TRACE */
+    kist_seccomp_profile_free (p);
+  }
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':{}}",
                   "syscalls: expected array");
   assert_err_has ("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[3]}",
