@@ -35,7 +35,11 @@ enum opt_kind
   OPT_BIND,
   OPT_RBIND,
   OPT_COPYUP,      /* tmpcopyup: the image's content of the destination into the new tmpfs */
-  OPT_IDMAP        /* idmap, ridmap (rec): an idmapped bind (mounts_idmap.c) */
+  OPT_IDMAP,       /* idmap, ridmap (rec): an idmapped bind (mounts_idmap.c) */
+  OPT_NOOP         /* accepted, nothing to do: defaults, loud, silent (kernel log
+                      messages only), iversion/noiversion (i_version is the
+                      file system's own since Linux 6.2), remount (kist sets
+                      every attribute on the mount it made) */
 };
 
 struct flag_opt

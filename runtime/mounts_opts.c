@@ -51,6 +51,12 @@ static const struct flag_opt flag_opts[] = {
   { "idmap", OPT_IDMAP },
   { "ridmap", OPT_IDMAP, .rec = true },
   { "tmpcopyup", OPT_COPYUP },
+  { "defaults", OPT_NOOP },
+  { "loud", OPT_NOOP },
+  { "silent", OPT_NOOP },
+  { "iversion", OPT_NOOP },
+  { "noiversion", OPT_NOOP },
+  { "remount", OPT_NOOP },
 };
 
 const struct flag_opt *
@@ -248,6 +254,7 @@ mnt_plan_build (const struct kist_spec *spec, const struct kist_mount *m, struct
           break;
         case OPT_BIND:
         case OPT_RBIND:
+        case OPT_NOOP:
           break;
         case OPT_COPYUP:
           /* As runc and crun: only a tmpfs copies up; elsewhere it means nothing. */

@@ -682,6 +682,8 @@ done
 # one that sets it, so a kist that ignored it would leave the flag on.
 # A case is "OPTIONS|WANT": WANT is a grep -E pattern on the line
 # "mnt=PER-MOUNT-OPTIONS opt=OPTIONAL-FIELDS sb=SUPERBLOCK-OPTIONS".
+# defaults, loud, silent, iversion, noiversion and remount change nothing
+# (as runc; they once went to tmpfs as data, which refused them).
 OPT_CASES=(
   'ro|mnt=ro,' 'ro,rw|mnt=rw,'
   'nosuid|mnt=[^ ]*nosuid' 'nosuid,suid|mnt=([^n ]|n[^o])*( |$)'
@@ -698,6 +700,7 @@ OPT_CASES=(
   'shared|opt=shared:' 'shared,private|opt= '
   'rshared|opt=shared:' 'rshared,rprivate|opt= '
   'unbindable|opt=unbindable' 'runbindable|opt=unbindable'
+  'defaults,loud,silent,iversion,noiversion,remount,ro|mnt=ro,'
 )
 cfg_reset
 i=0
