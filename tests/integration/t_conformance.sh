@@ -742,6 +742,24 @@ if mount -t tmpfs -o size=1m kist-conf "$RSRC/sub"; then
     fi
     kc "rec-$opt-del" delete "$id"
   done
+  # The clearing forms: the submount has every flag; rbind alone (the
+  # control) keeps them, each r-form clears its own.
+  mount -o remount,ro,nosuid,nodev,noexec,noatime,nosymfollow "$RSRC/sub"
+  for opt in rbind rrw rsuid rdev rexec ratime rsymfollow; do
+    cfg_reset
+    C_MOUNTS_EXTRA=", $(bind_json "$RSRC" /r rbind "$opt")"
+    sh_args 'awk '"'"'$5 == "/r/sub" { print $6 }'"'"' /proc/self/mountinfo'
+    bundle_and_id "clr-$opt"
+    kc "clr-$opt" run --bundle "$B" "$id"
+    case $opt in
+      rbind) expect_eq "rbind alone: the submount keeps ro, nosuid, nodev, noexec, noatime, nosymfollow" \
+               ro,nosuid,nodev,noexec,noatime,nosymfollow "$OUT" ;;
+      rrw) expect_match "rbind,rrw: the submount is rw" "$OUT" '^rw,' ;;
+      ratime) expect_not_contains "rbind,ratime: the submount lost noatime" "$OUT" noatime ;;
+      *) expect_not_contains "rbind,$opt: the submount lost no${opt#r}" "$OUT" "no${opt#r}" ;;
+    esac
+    kc "clr-$opt-del" delete "$id"
+  done
   umount "$RSRC/sub"
   nothing_left "recursive mount options on an rbind with a submount"
 else
