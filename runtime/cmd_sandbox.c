@@ -86,7 +86,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
 {
   enum
   {
-    O_ROOTFS = 256, O_RO, O_RW, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
+    O_ROOTFS = 256, O_RO, O_RW, O_ROTRY, O_RWTRY, O_SYMLINK, O_DIR, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
     O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
@@ -95,6 +95,10 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "rootfs", required_argument, NULL, O_ROOTFS },
     { "ro", required_argument, NULL, O_RO },
     { "rw", required_argument, NULL, O_RW },
+    { "ro-try", required_argument, NULL, O_ROTRY },
+    { "rw-try", required_argument, NULL, O_RWTRY },
+    { "symlink", required_argument, NULL, O_SYMLINK },
+    { "dir", required_argument, NULL, O_DIR },
     { "tmpfs", required_argument, NULL, O_TMPFS },
     { "workdir", required_argument, NULL, O_WORKDIR },
     { "scratch-size", required_argument, NULL, O_SCRATCH_SIZE },
@@ -143,7 +147,21 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         break;
       case O_RO:
       case O_RW:
-        if (kist_sandbox_add_bind (o, optarg, c == O_RW, err) < 0)
+      case O_ROTRY:
+      case O_RWTRY:
+        if (kist_sandbox_add_bind (o, optarg, c == O_RW || c == O_RWTRY,
+                                   c == O_ROTRY || c == O_RWTRY, err) < 0)
+          return -1;
+        break;
+      case O_SYMLINK:
+        /* Two arguments, as bwrap: TARGET DEST. */
+        if (optind >= argc || strcmp (argv[optind], "--") == 0)
+          return usage_error (err, "--symlink `%s`: expected TARGET DEST", optarg);
+        if (kist_sandbox_add_link (o, optarg, argv[optind++], err) < 0)
+          return -1;
+        break;
+      case O_DIR:
+        if (kist_sandbox_add_dir (o, optarg, err) < 0)
           return -1;
         break;
       case O_TMPFS:
@@ -320,6 +338,10 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
       }
   if (optind >= argc)
     return usage_error (err, "%s", "no COMMAND given: kist sandbox [OPTIONS] -- COMMAND [ARG...]");
+  if (o->rootfs && (o->n_links || o->n_dirs))
+    return usage_error (err, "%s",
+                        "--symlink and --dir make entries in the empty root kist makes: not with "
+                        "--rootfs (make them in that directory, or bind a --tmpfs)");
   if (o->userns && geteuid () != 0)
     return usage_error (err, "%s",
                         "--userns: only for root; an unprivileged caller always gets a user "

@@ -53,6 +53,12 @@ kist_sandbox_opts_clear (struct kist_sandbox_opts *o)
   for (size_t i = 0; i < o->n_tmpfs; i++)
     free (o->tmpfs[i].dest);
   free (o->tmpfs);
+  for (size_t i = 0; i < 2 * o->n_links; i++)
+    free (o->links[i]);
+  free (o->links);
+  for (size_t i = 0; i < o->n_dirs; i++)
+    free (o->dirs[i]);
+  free (o->dirs);
   free (o->workdir);
   free (o->workspace);
   kist_strv_free (o->env);
@@ -173,10 +179,10 @@ valid_dest (const char *d)
 }
 
 int
-kist_sandbox_add_bind (struct kist_sandbox_opts *o, const char *arg, bool rw,
+kist_sandbox_add_bind (struct kist_sandbox_opts *o, const char *arg, bool rw, bool try,
                        struct kist_error **err)
 {
-  const char *flag = rw ? "--rw" : "--ro";
+  const char *flag = try ? (rw ? "--rw-try" : "--ro-try") : (rw ? "--rw" : "--ro");
   _cleanup_free_ char *src = xstrdup (arg);
   char *dest = NULL;
   /* SRC:DEST, split at the last ':' followed by an absolute path. */
@@ -189,6 +195,8 @@ kist_sandbox_add_bind (struct kist_sandbox_opts *o, const char *arg, bool rw,
   if (src[0] == '\0')
     return kist_error_make (err, EINVAL, "%s `%s`: empty source path", flag, arg);
   char *real = realpath (src, NULL);
+  if (real == NULL && try && (errno == ENOENT || errno == ENOTDIR))
+    return 0;
   if (real == NULL)
     return kist_error_make (err, errno, "%s `%s`: source `%s`", flag, arg, src);
   const char *d = dest ? dest : (src[0] == '/' ? src : real);
@@ -227,6 +235,41 @@ kist_sandbox_add_tmpfs (struct kist_sandbox_opts *o, const char *arg, struct kis
                             arg);
   o->tmpfs = xrealloc (o->tmpfs, (o->n_tmpfs + 1) * sizeof *o->tmpfs);
   o->tmpfs[o->n_tmpfs++] = (struct kist_sandbox_tmpfs){ .dest = steal_pointer (&dest), .size = size };
+  return 0;
+}
+
+static int
+check_dest (const char *flag, const char *dest, struct kist_error **err)
+{
+  if (!valid_dest (dest))
+    return kist_error_make (err, EINVAL,
+                            "%s `%s`: expected an absolute path other than / without `..`", flag,
+                            dest);
+  return 0;
+}
+
+int
+kist_sandbox_add_link (struct kist_sandbox_opts *o, const char *target, const char *dest,
+                       struct kist_error **err)
+{
+  if (target[0] == '\0')
+    return kist_error_make (err, EINVAL, "--symlink: empty target for `%s`", dest);
+  if (check_dest ("--symlink", dest, err) < 0)
+    return -1;
+  o->links = xrealloc (o->links, (o->n_links + 1) * 2 * sizeof *o->links);
+  o->links[2 * o->n_links] = xstrdup (target);
+  o->links[2 * o->n_links + 1] = xstrdup (dest);
+  o->n_links++;
+  return 0;
+}
+
+int
+kist_sandbox_add_dir (struct kist_sandbox_opts *o, const char *dest, struct kist_error **err)
+{
+  if (check_dest ("--dir", dest, err) < 0)
+    return -1;
+  o->dirs = xrealloc (o->dirs, (o->n_dirs + 1) * sizeof *o->dirs);
+  o->dirs[o->n_dirs++] = xstrdup (dest);
   return 0;
 }
 
@@ -300,6 +343,68 @@ merged_usr_links (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_
       if (symlinkat (target, rootfs_fd, names[i]) < 0)
         return kist_error_make (err, errno, "merged /usr: symlink %s -> %s in the sandbox root",
                                 names[i], target);
+    }
+  return 0;
+}
+
+/* The parent of path in the empty root (every component made as a
+ * directory of mode 0755, never followed if it is a symlink: an earlier
+ * --symlink must not lead out of the root); *leaf is path's last name. */
+static int
+open_parent (int rootfs_fd, const char *path, const char **leaf, const char *flag,
+             struct kist_error **err)
+{
+  _cleanup_free_ char *copy = xstrdup (path);
+  int fd = fcntl (rootfs_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return kist_error_make (err, errno, "dup the sandbox root fd");
+  char *save = NULL, *next = NULL;
+  char *name = strtok_r (copy, "/", &save);
+  while (name && (next = strtok_r (NULL, "/", &save)) != NULL)
+    {
+      if (mkdirat (fd, name, 0755) < 0 && errno != EEXIST)
+        {
+          int e = errno;
+          close (fd);
+          return kist_error_make (err, e, "%s `%s`: create `%s` in the sandbox root", flag, path,
+                                  name);
+        }
+      int sub = openat (fd, name, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
+      int e = errno;
+      close (fd);
+      if (sub < 0)
+        return kist_error_make (err, e == ELOOP ? ENOTDIR : e,
+                                "%s `%s`: `%s` in the sandbox root is not a directory (a "
+                                "--symlink is never followed)",
+                                flag, path, name);
+      fd = sub;
+      name = next;
+    }
+  *leaf = path + (name ? (size_t) (name - copy) : 0);
+  return fd;
+}
+
+/* --dir and --symlink, in the order given: dirs first, then links. */
+static int
+extra_entries (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_error **err)
+{
+  for (size_t i = 0; i < o->n_dirs; i++)
+    {
+      const char *leaf;
+      _cleanup_close_ int pfd = open_parent (rootfs_fd, o->dirs[i], &leaf, "--dir", err);
+      if (pfd < 0)
+        return -1;
+      if (mkdirat (pfd, leaf, 0755) < 0 && errno != EEXIST)
+        return kist_error_make (err, errno, "--dir `%s`", o->dirs[i]);
+    }
+  for (size_t i = 0; i < o->n_links; i++)
+    {
+      const char *target = o->links[2 * i], *dest = o->links[2 * i + 1], *leaf;
+      _cleanup_close_ int pfd = open_parent (rootfs_fd, dest, &leaf, "--symlink", err);
+      if (pfd < 0)
+        return -1;
+      if (symlinkat (target, pfd, leaf) < 0)
+        return kist_error_make (err, errno, "--symlink `%s` `%s`", target, dest);
     }
   return 0;
 }
@@ -397,7 +502,7 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
           kist_error_make (err, errno, "open %s/rootfs", path);
           goto fail;
         }
-      if (merged_usr_links (rfd, o, err) < 0)
+      if (merged_usr_links (rfd, o, err) < 0 || extra_entries (rfd, o, err) < 0)
         goto fail;
       out->rootfs = xasprintf ("%s/rootfs", path);
     }

@@ -57,6 +57,10 @@ struct kist_sandbox_opts
   size_t n_binds;
   struct kist_sandbox_tmpfs *tmpfs;  /* --tmpfs */
   size_t n_tmpfs;
+  char **links;                      /* --symlink TARGET DEST: pairs, target then dest */
+  size_t n_links;
+  char **dirs;                       /* --dir DEST */
+  size_t n_dirs;
   char *workdir;                     /* default /work */
   uint64_t scratch_size;             /* bytes, default 256 MiB */
   uint64_t scratch_inodes;           /* default 65536 */
@@ -101,9 +105,15 @@ int kist_sandbox_env_add (struct kist_sandbox_opts *o, const char *kv, const cha
 /* --env-file F: K=V lines; blank lines and lines starting with # are skipped. */
 int kist_sandbox_env_file (struct kist_sandbox_opts *o, const char *file, struct kist_error **err);
 
-/* --ro/--rw SRC[:DEST], --tmpfs DEST[:SIZE]: parse and append. */
-int kist_sandbox_add_bind (struct kist_sandbox_opts *o, const char *arg, bool rw,
+/* --ro/--rw SRC[:DEST], --tmpfs DEST[:SIZE]: parse and append.  try
+ * (--ro-try, --rw-try): a source that does not exist is skipped. */
+int kist_sandbox_add_bind (struct kist_sandbox_opts *o, const char *arg, bool rw, bool try,
                            struct kist_error **err);
+/* --symlink TARGET DEST, --dir DEST: made in the empty root kist makes
+ * (not with --rootfs), before the mounts. */
+int kist_sandbox_add_link (struct kist_sandbox_opts *o, const char *target, const char *dest,
+                           struct kist_error **err);
+int kist_sandbox_add_dir (struct kist_sandbox_opts *o, const char *dest, struct kist_error **err);
 int kist_sandbox_add_tmpfs (struct kist_sandbox_opts *o, const char *arg, struct kist_error **err);
 
 /* The directory of one sandbox (all paths absolute). */
