@@ -808,9 +808,27 @@ rule_fds ()
   fi
 }
 
+# init: applied, the process is the child of its pid namespace's PID 1
+# (kist's init); not requested, a process in a new pid namespace is PID 1.
+rule_init ()
+{
+  local nspid n ppid pl
+  nspid=$(awk '/^NSpid:/ { $1 = ""; print }' "/proc/$P/status")
+  n=$(wc -w <<< "$nspid")
+  if [ "$APP" = true ]; then
+    ppid=$(awk '/^PPid:/ { print $2 }' "/proc/$P/status")
+    pl=$(awk '/^NSpid:/ { print $NF }' "/proc/$ppid/status" 2> /dev/null)
+    [ "$pl" = 1 ] && [ "${nspid##* }" != 1 ] \
+      || bad "applied, but the process is pid ${nspid##* } in its namespace and its parent ${pl:-?}"
+  elif [ "$n" -gt 1 ] && [ "${nspid##* }" != 1 ]; then
+    bad "not requested, but the process is pid ${nspid##* } of its new pid namespace, not its init"
+  fi
+}
+
 _rule_for ()
 {
   case $1 in
+    init) echo rule_init ;;
     apparmor | selinux | terminal | cgroup | hostname | domainname | sysctl | masked_paths | readonly_paths | oom_score_adj \
       | cwd | environment | user | capabilities | no_new_privileges | session | seccomp | exec | dev | mounts)
       echo "rule_$1" ;;

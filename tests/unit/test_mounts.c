@@ -36,7 +36,8 @@ plan_of (const char *linux_, const char *mount, struct plan *p)
   static struct kist_idmap uids[4];
   if (msg == NULL && p->n_uids <= 4)
     {
-      memcpy (uids, p->uids, p->n_uids * sizeof *uids);
+      if (p->n_uids > 0)
+        memcpy (uids, p->uids, p->n_uids * sizeof *uids);
       p->uids = uids;
       p->gids = NULL;
     }
