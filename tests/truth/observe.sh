@@ -285,7 +285,8 @@ rule_namespace ()
   fi
   [ "$APP" = true ] || bad "requested, not applied: $ERRNO $REASON"
   if [ "$t" = pid ] && [ "$REQ" = true ]; then
-    nspid=$(_st "$P" NSpid)
+    # The container's init (with kist's init, the command's parent).
+    nspid=$(_st "${OBS_INIT:-$P}" NSpid)
     [ "${nspid##* }" = 1 ] || bad "not pid 1 in its pid namespace (NSpid: $nspid)"
   fi
   if [ "$t" = cgroup ] && [ "$REQ" = true ]; then
@@ -873,7 +874,8 @@ observe ()
   OBS_REF_CGPATH=$(sed -n 's/^0:://p' "/proc/$REF/cgroup")
   OBS_CAPS=$("$KIST" features | jq -c .linux.capabilities)
 
-  [ "$(jq .pid "$OBS_REPORT")" = "$P" ] || fail "$OBS_NAME: report pid" "report: $(jq .pid "$OBS_REPORT"), observed $P"
+  [ "$(jq .pid "$OBS_REPORT")" = "${OBS_INIT:-$P}" ] \
+    || fail "$OBS_NAME: report pid" "report: $(jq .pid "$OBS_REPORT"), observed ${OBS_INIT:-$P}"
   dup=$(cut -d$'\x1f' -f1 "$OBS_T/entries" | sort | uniq -d)
   [ -z "$dup" ] || fail "$OBS_NAME: every layer has one entry" "twice: $dup"
 

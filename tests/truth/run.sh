@@ -396,9 +396,25 @@ sandbox_config_run ()
     return
   fi
   ok "$name: kist sandbox as $who, pid $PID"
+  # The report's process entries are of the command, the child of kist's
+  # init (PID $PID); the init itself holds only the status pipe, with the
+  # command's user, no capabilities and no_new_privileges.
+  local CMDPID=$PID init_app
+  init_app=$(jq -r '.layers[] | select(.layer == "init") | .applied' "$REP")
+  if [ "$init_app" = true ]; then
+    CMDPID=$(cat "/proc/$PID/task/$PID/children" 2> /dev/null | awk '{ print $1 }')
+    expect_ne "$name: kist's init (pid $PID) has the command as its child" "" "$CMDPID"
+    local st
+    st=$(grep -E '^(Uid|CapEff|CapPrm|NoNewPrivs):' "/proc/$PID/status" | tr -s '\t ' ' ' | tr '\n' ';')
+    expect_match "$name: kist's init has the command's uid, no capabilities, no_new_privileges" "$st" \
+      "^Uid: ([0-9]+) \\1 \\1 \\1;CapPrm: 0+;CapEff: 0+;NoNewPrivs: 1;$"
+    if [ "$who" = root ]; then
+      expect_eq "$name: kist's init holds one fd (the status pipe)" 1 "$(ls "/proc/$PID/fd" | wc -l)"
+    fi
+  fi
   sbroot=$(jq -r '.layers[] | select(.layer == "rootfs.bind") | .detail' "$REP" | sed -E 's/ bound recursively.*//')
-  observe "$name" "$REP" "$PID" "$sbcfg" "$REFPID" "$sbroot"
-  peek_seccomp "$name" "$PID"
+  OBS_INIT=$PID observe "$name" "$REP" "$CMDPID" "$sbcfg" "$REFPID" "$sbroot"
+  peek_seccomp "$name" "$CMDPID"
   if [ "$who" = root ]; then
     pdeath_check "$name" "$SB_KIST" "$PID"
     SB_KIST=
