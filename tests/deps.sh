@@ -11,7 +11,7 @@ set -euo pipefail
 
 REQUIRED=(build-essential autoconf automake libtool pkg-config libmnl-dev libseccomp-dev
   libyajl-dev check busybox-static mandoc iproute2 procps util-linux
-  qemu-system-x86 uidmap strace clang libclang-rt-14-dev runc jq
+  qemu-system-x86 uidmap strace clang libclang-rt-14-dev runc jq python3
   podman conmon containerd docker.io tmux)
 OPTIONAL=(crun bubblewrap)
 
