@@ -71,7 +71,6 @@ struct kist_usage
   int64_t memory_peak;           /* memory.peak, bytes */
   int64_t pids_peak;             /* pids.peak */
   int64_t oom_kills;             /* memory.events oom_kill */
-  int64_t cpu_usec;              /* cpu.stat usage_usec */
 };
 void kist_container_usage (int rootfd, const char *id, struct kist_usage *u);
 int kist_container_resume (int rootfd, const char *id, struct kist_error **err);

@@ -387,7 +387,7 @@ out:
 void
 kist_container_usage (int rootfd, const char *id, struct kist_usage *u)
 {
-  *u = (struct kist_usage){ -1, -1, -1, -1 };
+  *u = (struct kist_usage){ -1, -1, -1 };
   _cleanup_close_ int dirfd = -1;
   struct kist_state st = { 0 };
   _cleanup_error_ struct kist_error *e = NULL;
@@ -399,7 +399,6 @@ kist_container_usage (int rootfd, const char *id, struct kist_usage *u)
       u->memory_peak = kist_cgroup_value (st.cgroup_path, "memory.peak", NULL);
       u->pids_peak = kist_cgroup_value (st.cgroup_path, "pids.peak", NULL);
       u->oom_kills = kist_cgroup_oom_kills (st.cgroup_path);
-      u->cpu_usec = kist_cgroup_value (st.cgroup_path, "cpu.stat", "usage_usec");
     }
   kist_state_clear (&st);
 }
