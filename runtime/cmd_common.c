@@ -37,7 +37,7 @@ parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run,
   enum
   {
     O_PIDFILE = 256, O_CONSOLE, O_PRESERVE, O_NOPIVOT, O_NOKEYRING, O_REPORT, O_REPORTFD, O_DEGRADE,
-    O_KEEP, O_NOSUBREAPER
+    O_KEEP, O_NOSUBREAPER, O_INIT
   };
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
@@ -52,11 +52,13 @@ parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run,
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
     { "detach", no_argument, NULL, 'd' },
     { "keep", no_argument, NULL, O_KEEP },
+    { "init", no_argument, NULL, O_INIT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   int c;
   o->report_fd = -1;
+  o->init_status_fd = -1;
   opterr = 0;
   while ((c = getopt_long (argc, argv, run ? "+b:dh" : "+b:h", opts, NULL)) != -1)
     switch (c)
@@ -76,6 +78,7 @@ parse_create_flags (int argc, char **argv, struct kist_create_opts *o, bool run,
       case O_NOPIVOT: o->no_pivot = true; break;
       case O_NOKEYRING: o->no_new_keyring = true; break;
       case O_NOSUBREAPER: break;
+      case O_INIT: o->with_init = true; break;
       case O_REPORT: o->report_path = optarg; break;
       case O_REPORTFD:
         if (kist_cmd_fd_arg (optarg, "--report-fd `%s`: expected a file descriptor number",
@@ -240,6 +243,9 @@ kist_cmd_open_root (const struct kist_globals *g, struct kist_error **err)
   "      --no-pivot              MS_MOVE and chroot instead of pivot_root (weaker isolation)\n" \
   "      --no-new-keyring        accepted (runc); kist never creates a session keyring\n"       \
   "      --no-subreaper          accepted (runc); kist needs no subreaper\n"                    \
+  "      --init                  kist's init as PID 1: it forwards signals to the process,\n"   \
+  "                              reaps orphans and exits with its status (needs a new pid\n"  \
+  "                              namespace)\n"                                                  \
   "      --report FILE|-         also write the report to FILE (atomically), or to stdout\n"    \
   "      --report-fd N           also write the report to file descriptor N\n"                  \
   "      --allow-degraded LIST   layers that may fail: comma-separated layer names, P.*\n"      \

@@ -409,6 +409,13 @@ create_load (struct create_job *j, struct kist_error **err)
                             "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
   if (kist_ns_check (spec, err) < 0)
     return -1;
+  const struct kist_namespace *pidns = &spec->linux_->ns[KIST_NS_PID];
+  if (o->with_init && (!pidns->present || pidns->path))
+    return kist_error_make (err, EINVAL,
+                            "--init: kist's init must be PID 1 of a new pid namespace, and "
+                            "config.json's linux.namespaces %s: add {\"type\": \"pid\"} or drop "
+                            "--init",
+                            pidns->present ? "joins one by path" : "has no pid namespace");
   if (o->resources)
     {
       kist_resources_free (spec->linux_->resources);

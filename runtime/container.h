@@ -76,7 +76,7 @@ struct kist_create_opts
   size_t config_len;
   const struct kist_resources *resources; /* kist sandbox: replaces linux.resources (copied) */
   bool die_with_parent;
-  bool with_init;                /* kist sandbox: kist's init as PID 1 (init.c) */
+  bool with_init;                /* kist sandbox, --init: kist's init as PID 1 (init.c) */
   int init_status_fd;            /* with with_init: the write end of a pipe (O_CLOEXEC) for
                                     the init's last word, or -1 */
   bool exact_env;                /* kist sandbox: no HOME added to process.env */

@@ -91,7 +91,7 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   if (!ctx->with_init)
     {
       kist_report_skip (r, LAYER, "not requested: the process itself is the container's init "
-                                  "(or an exec'd process); kist sandbox runs kist's init");
+                                  "(or an exec'd process); kist sandbox and --init run kist's init");
       return 0;
     }
   /* Every disposition back to the default first: a signal the caller of
