@@ -805,8 +805,11 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
     }
   ret = collect_start (conn, st.pid, r, id, on_ready, arg, err);
   if (r && ret == 0)
-    kist_report_applied (r, "exec", NULL,
-                         "execve of process.args[0] succeeded (seen by the parent)");
+    {
+      kist_report_applied (r, "exec", NULL,
+                           "execve of process.args[0] succeeded (seen by the parent)");
+      kist_report_time_startup (r);
+    }
   if (ret == 0)
     {
       _cleanup_hooks_ struct kist_hooks *hooks = kist_hooks_load (dirfd, id);

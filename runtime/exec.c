@@ -601,6 +601,7 @@ exec_finish (struct exec_parent *p, struct kist_error **err)
   const struct kist_exec_opts *o = p->j.o;
   kist_report_applied (p->r, "exec", NULL, "execve of `%s` succeeded (seen by the parent)",
                        p->spec->process->args[0]);
+  kist_report_time_startup (p->r);
   if (p->j.ctx.pid > 0 && p->j.ctx.pid != p->gpid)
     reap (p->j.ctx.pid);
   p->j.ctx.pid = 0;

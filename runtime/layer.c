@@ -215,13 +215,36 @@ kist_layer_next (const struct kist_layer_def *prev, enum kist_phase phase, unsig
   return NULL;
 }
 
+unsigned
+kist_layer_step_of (enum kist_phase phase, const char *entry)
+{
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries;
+         kist_layers[i].phase == phase && e && e->name; e++)
+      if (strcmp (e->name, entry) == 0)
+        return (unsigned) i + 1;
+  return 0;
+}
+
+/* One row: its entries carry its number in the registry and its time. */
+static int
+layer_timed (const struct kist_layer_def *d, struct kist_ctx *ctx, struct kist_report *r,
+             struct kist_error **err)
+{
+  size_t from = r ? r->n_layers : 0;
+  int64_t t0 = kist_monotonic_usec ();
+  int ret = d->apply (ctx, r, err);
+  kist_report_time_step (r, from, (unsigned) (d - kist_layers) + 1, kist_monotonic_usec () - t0);
+  return ret;
+}
+
 int
 kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx, struct kist_report *r,
                  size_t *sent, struct kist_error **err)
 {
   for (const struct kist_layer_def *d = NULL; (d = kist_layer_next (d, phase, op));)
     {
-      int ret = d->apply (ctx, r, err);
+      int ret = layer_timed (d, ctx, r, err);
       if (kist_sync_send_layers (ctx->sync_fd, r, *sent, sent) < 0)
         _exit (KIST_EXIT_FAILURE); /* the parent is gone: nobody to tell */
       if (ret < 0)
@@ -235,7 +258,7 @@ kist_layers_run_parent (enum kist_phase phase, unsigned op, struct kist_ctx *ctx
                         struct kist_report *r, struct kist_error **err)
 {
   for (const struct kist_layer_def *d = NULL; (d = kist_layer_next (d, phase, op));)
-    if (d->apply (ctx, r, err) < 0)
+    if (layer_timed (d, ctx, r, err) < 0)
       return -1;
   return 0;
 }

@@ -281,6 +281,11 @@ extern const size_t kist_n_layers;
 const struct kist_layer_def *kist_layer_next (const struct kist_layer_def *prev,
                                               enum kist_phase phase, unsigned op);
 
+/* The 1-based number of the first row of PHASE that lists ENTRY (the
+ * report's "step"), 0 if none: for a row recorded outside the loops
+ * (kist_process_exec), which times itself. */
+unsigned kist_layer_step_of (enum kist_phase phase, const char *entry);
+
 /* In the container (SETUP): every row of PHASE for OP, each entry sent to the
  * parent over ctx->sync_fd as soon as it is recorded (from *sent on).  A
  * negative value with *err when a layer failed (the caller sends the error);

@@ -76,6 +76,7 @@ main (int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
+  kist_started_init ();
   struct kist_globals g = { 0 };
   const char *log_format = "text";
   int c;

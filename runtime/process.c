@@ -802,6 +802,8 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
                    struct kist_error **err)
 {
   int fd = ctx->sync_fd;
+  size_t from = r ? r->n_layers : 0;
+  int64_t t0 = kist_monotonic_usec ();
   if (kist_init_fork (ctx, r, err) < 0)
     return -1;
   /* A sandbox's init dies with its kist; the user switch cleared it. */
@@ -891,6 +893,8 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
   /* The filter is the last thing loaded: after it, only the READY packet,
    * the execve and, if that fails, the error packet. */
   int ret = kist_seccomp_apply_last (ctx, r, err);
+  kist_report_time_step (r, from, kist_layer_step_of (KIST_PHASE_START, "fds"),
+                         kist_monotonic_usec () - t0);
   if (kist_sync_send_layers (fd, r, *sent, sent) < 0 || ret < 0)
     return ret < 0 ? -1 : kist_error_make (err, EPIPE, "send the report entries before execve");
   if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)

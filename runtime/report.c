@@ -274,6 +274,8 @@ report_add (struct kist_report *r, const struct kist_layer *src)
   l->reason = xstrdup (src->reason);
   l->detail = xstrdup (src->detail);
   l->expect = xstrdup (src->expect);
+  l->step = src->step;
+  l->usec = src->usec;
   note_exec (r, l->name);
   return l;
 }
@@ -512,12 +514,66 @@ gen_layer (yajl_gen g, const struct kist_layer *l)
   yajl_gen_bool (g, l->applied);
   if (l->detail)
     gen_key_str (g, "detail", l->detail);
+  if (l->step > 0)
+    {
+      gen_str (g, "step");
+      yajl_gen_integer (g, l->step);
+      gen_str (g, "usec");
+      yajl_gen_integer (g, l->usec);
+    }
   if (layer_missing (l))
     {
       gen_key_str (g, "errno", kist_errno_name (l->errnum));
       gen_key_str (g, "reason", reason_text (l->reason, l->errnum));
     }
   yajl_gen_map_close (g);
+}
+
+/* "timing": the sum of the rows' times (each row once) and, once the
+ * execve was seen, the time from kist's start to it. */
+static void
+gen_timing (yajl_gen g, const struct kist_report *r)
+{
+  int64_t rows = 0;
+  unsigned last = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_layers; i++)
+    if (r->layers[i].step > 0 && r->layers[i].step != last)
+      {
+        last = r->layers[i].step;
+        rows += r->layers[i].usec;
+        n++;
+      }
+  if (n == 0 && r->startup_usec <= 0)
+    return;
+  gen_str (g, "timing");
+  yajl_gen_map_open (g);
+  gen_str (g, "layersUsec");
+  yajl_gen_integer (g, rows);
+  if (r->startup_usec > 0)
+    {
+      gen_str (g, "startupUsec");
+      yajl_gen_integer (g, r->startup_usec);
+    }
+  yajl_gen_map_close (g);
+}
+
+void
+kist_report_time_step (struct kist_report *r, size_t from, unsigned step, int64_t usec)
+{
+  for (size_t i = from; r && i < r->n_layers; i++)
+    if (r->layers[i].step == 0)
+      {
+        r->layers[i].step = step;
+        r->layers[i].usec = usec;
+      }
+}
+
+void
+kist_report_time_startup (struct kist_report *r)
+{
+  if (r && kist_started_usec > 0)
+    r->startup_usec = kist_monotonic_usec () - kist_started_usec;
 }
 
 char *
@@ -570,6 +626,7 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
     gen_layer (g, &r->layers[i]);
   yajl_gen_array_close (g);
 
+  gen_timing (g, r);
   gen_group (g, r, "confinement", KIST_GROUP_CONFINEMENT);
   gen_group (g, r, "limits", KIST_GROUP_LIMITS);
 
@@ -657,6 +714,8 @@ report_layer_json_get (yajl_val l)
     .req_true = YAJL_IS_TRUE (req),
     .req_given = req != NULL && !YAJL_IS_FALSE (req),
     .applied = YAJL_IS_TRUE (applied),
+    .step = YAJL_IS_INTEGER (spec_peek (l, "step")) ? YAJL_GET_INTEGER (spec_peek (l, "step")) : 0,
+    .usec = YAJL_IS_INTEGER (spec_peek (l, "usec")) ? YAJL_GET_INTEGER (spec_peek (l, "usec")) : -1,
   };
 }
 
@@ -674,6 +733,7 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
   yajl_val pid = spec_peek (tree, "pid");
   yajl_val layers = spec_peek (tree, "layers");
   yajl_val allow = spec_peek (tree, "allowDegraded");
+  yajl_val startup = spec_peek (spec_peek (tree, "timing"), "startupUsec");
   if (id == NULL || op == NULL || !YAJL_IS_ARRAY (layers))
     {
       kist_error_make (err, EINVAL, "report.json: missing id, operation or layers");
@@ -692,6 +752,8 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
   struct kist_report *r = kist_report_new (id, op, csv);
   if (YAJL_IS_INTEGER (pid))
     r->pid = (pid_t) YAJL_GET_INTEGER (pid);
+  if (YAJL_IS_INTEGER (startup))
+    r->startup_usec = YAJL_GET_INTEGER (startup);
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
       struct layer_json v = report_layer_json_get (layers->u.array.values[i]);
@@ -702,6 +764,8 @@ kist_report_from_json (const char *json, size_t len, struct kist_error **err)
       l.applied = v.applied;
       l.detail = (char *) v.detail;
       l.reason = (char *) v.reason;
+      if (v.step > 0 && v.usec >= 0)
+        l.step = (unsigned) v.step, l.usec = v.usec;
       if (v.eno)
         for (int n = 1; n < 4096; n++)
           if (strcmp (kist_errno_name (n), v.eno) == 0)

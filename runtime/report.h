@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -39,6 +40,10 @@ struct kist_layer
                           what the kernel must show, "key=value ..." as the layer
                           wrote it.  The parent holds such an entry as not applied
                           until kist_report_verified; no written report has one. */
+  unsigned step;       /* the registry row that recorded it, 1-based (layer.c); 0: recorded
+                          outside the registry's loop (no time) */
+  int64_t usec;        /* with step: how long that row took, in microseconds (every entry
+                          of one row carries the row's time) */
 };
 
 struct kist_report
@@ -50,6 +55,7 @@ struct kist_report
   struct kist_layer *layers;
   size_t n_layers, cap_layers;
   bool exec_recorded;
+  int64_t startup_usec;  /* from kist's start to the execve seen (0: not yet) */
 };
 
 struct kist_report *kist_report_new (const char *id, const char *operation,
@@ -93,9 +99,16 @@ void kist_report_add (struct kist_report *r, const struct kist_layer *l);
 void kist_report_add_unfinished (struct kist_report *r, const struct kist_layer *src);
 const struct kist_layer *kist_report_find (const struct kist_report *r, const char *name);
 
+/* Give the entries recorded since the first `from` (the ones one registry
+ * row recorded) that row's number and time (layer.c). */
+void kist_report_time_step (struct kist_report *r, size_t from, unsigned step, int64_t usec);
+/* The time of the execve, seen by the parent: startup_usec from kist's
+ * start (kist_started_usec, util.h). */
+void kist_report_time_startup (struct kist_report *r);
+
 /* Serialise for the child->parent channel: one entry <-> a flat byte buffer.
- * Format: name\0requested-flag+value\0applied\0errnum\0reason\0detail\0, then
- * 1expect\0 only for an entry with an expectation (report.c). */
+ * Format: name\0requested-flag+value\0applied\0errnum\0reason\0detail\0step usec\0,
+ * then 1expect\0 only for an entry with an expectation (report_wire.c). */
 int kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len);
 int kist_layer_decode (const char *buf, size_t len, struct kist_layer *out);  /* out owns copies */
 void kist_layer_clear (struct kist_layer *l);
@@ -117,6 +130,8 @@ int kist_report_write_fd (const struct kist_report *r, int fd, struct kist_error
  * (encode returns -EMSGSIZE beyond it: keep details short).  Well below
  * KIST_SYNC_MAX so that an entry always fits one sync message. */
 #define KIST_LAYER_ENCODED_MAX 32768
+/* The largest time one row may carry: 10^12 us (about 11.6 days). */
+#define KIST_LAYER_USEC_MAX 1000000000000LL
 
 /* Write the report (pretty JSON + newline) atomically as dirfd/name, e.g. the
  * state dir's report.json with mode 0600. */

@@ -14,6 +14,8 @@ struct layer_json
   bool req_true;  /* "requested": true */
   bool req_given; /* "requested" present, not null and not false */
   bool applied;   /* "applied": true */
+  long long step; /* "step", 0 when absent */
+  long long usec; /* "usec", -1 when absent */
 };
 
 struct layer_json report_layer_json_get (yajl_val l);

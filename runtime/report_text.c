@@ -36,7 +36,7 @@ text_width (const char *s)
   return w;
 }
 
-#define N_COLS 4
+#define N_COLS 5
 
 char *
 kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
@@ -71,7 +71,9 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
   cells[0] = xstrdup ("LAYER");
   cells[1] = xstrdup ("REQUESTED");
   cells[2] = xstrdup ("APPLIED");
-  cells[3] = xstrdup ("DETAIL");
+  cells[3] = xstrdup ("USEC");
+  cells[4] = xstrdup ("DETAIL");
+  long long last_step = 0;
 
   for (size_t i = 0; i < layers->u.array.len; i++)
     {
@@ -87,16 +89,30 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
       row[0] = cell_text (v.name);
       row[1] = v.req ? cell_text (v.req) : xstrdup (is_req ? "yes" : "no");
       row[2] = xstrdup (!is_req ? "-" : is_applied ? "yes" : "no");
+      /* The row's time once, "^" on the other entries the same row recorded. */
+      row[3] = v.step <= 0 || v.usec < 0 ? xstrdup ("-")
+               : v.step == last_step     ? xstrdup ("^")
+                                         : xasprintf ("%lld", v.usec);
+      if (v.step > 0)
+        last_step = v.step;
       if (is_req && !is_applied && (v.eno || v.reason))
         {
           _cleanup_free_ char *t = v.eno && v.reason ? xasprintf ("%s: %s", v.eno, v.reason)
                                                      : xstrdup (v.eno ? v.eno : v.reason);
-          row[3] = cell_text (t);
+          row[4] = cell_text (t);
         }
       else
-        row[3] = cell_text (v.detail ? v.detail : "");
+        row[4] = cell_text (v.detail ? v.detail : "");
     }
 
+  /* No entry timed (a report of an older kist): no USEC column. */
+  if (last_step == 0)
+    for (size_t i = 0; i < nrows; i++)
+      {
+        free (cells[i * N_COLS + 3]);
+        cells[i * N_COLS + 3] = cells[i * N_COLS + 4];
+        cells[i * N_COLS + 4] = xstrdup ("");
+      }
   for (size_t i = 0; i < nrows; i++)
     for (size_t c = 0; c < N_COLS; c++)
       {
@@ -127,6 +143,14 @@ kist_report_json_to_text (const char *json, size_t len, struct kist_error **err)
       }
     _cleanup_free_ char *sum = cell_text (summary ? summary : "");
     fprintf (f, "\nsummary: %s\n", sum);
+    yajl_val timing = spec_peek (root, "timing");
+    yajl_val rows = spec_peek (timing, "layersUsec"), all = spec_peek (timing, "startupUsec");
+    if (YAJL_IS_INTEGER (rows))
+      fprintf (f, "timing: layers %lld us", (long long) YAJL_GET_INTEGER (rows));
+    if (YAJL_IS_INTEGER (rows) && YAJL_IS_INTEGER (all))
+      fprintf (f, ", kist's start to the execve %lld us", (long long) YAJL_GET_INTEGER (all));
+    if (YAJL_IS_INTEGER (rows))
+      fputc ('\n', f);
     fclose (f);
   }
 

@@ -12,14 +12,15 @@
 #include "util.h"
 
 /* ---- child -> parent wire format --------------------------------------- */
-/* Six NUL-terminated fields (seven with an expectation), nothing after the last NUL:
+/* Seven NUL-terminated fields (eight with an expectation), nothing after the last NUL:
  *   name                 1..KIST_LAYER_NAME_MAX printable ASCII bytes, no space
  *   requested            "0" (NULL) or "1" followed by the value
  *   applied              "0" or "1"
  *   errnum               decimal, 0..4095
  *   reason               "0" (NULL) or "1" followed by the text
  *   detail               "0" (NULL) or "1" followed by the text
- * and a seventh only for an entry to be verified from outside:
+ *   timing               "STEP USEC", both decimal ("0 0": not timed)
+ * and an eighth only for an entry to be verified from outside:
  *   expect               "1" followed by the text */
 
 #define KIST_LAYER_NAME_MAX 255
@@ -68,6 +69,10 @@ kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len)
   if (l->errnum < 0 || l->errnum > 4095)
     return -EINVAL;
   int numlen = snprintf (num, sizeof num, "%d", l->errnum);
+  if (l->usec < 0 || l->usec > KIST_LAYER_USEC_MAX || (l->step == 0 && l->usec != 0))
+    return -EINVAL;
+  char timing[48];
+  int tlen = snprintf (timing, sizeof timing, "%u %lld", l->step, (long long) l->usec);
 
   size_t total = nl + 1;
   total += 1 + (l->requested ? strlen (l->requested) : 0) + 1;
@@ -75,6 +80,7 @@ kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len)
   total += (size_t) numlen + 1;
   total += 1 + (l->reason ? strlen (l->reason) : 0) + 1;
   total += 1 + (l->detail ? strlen (l->detail) : 0) + 1;
+  total += (size_t) tlen + 1;
   if (l->expect)
     total += 1 + strlen (l->expect) + 1;
   if (total > KIST_LAYER_ENCODED_MAX)
@@ -88,6 +94,7 @@ kist_layer_encode (const struct kist_layer *l, char **buf, size_t *len)
   put_field (&p, num, (size_t) numlen);
   put_opt_field (&p, l->reason);
   put_opt_field (&p, l->detail);
+  put_field (&p, timing, (size_t) tlen);
   if (l->expect)
     put_opt_field (&p, l->expect);
   if ((size_t) (p - out) != total)
@@ -131,6 +138,36 @@ take_opt_field (const char **p, const char *end, char **out)
   *out = strndup (f + 1, n - 1);
   if (*out == NULL)
     abort ();
+  return 0;
+}
+
+/* A decimal number of at most 12 digits, no leading zero. */
+static int
+take_decimal (const char **s, const char *end, uint64_t *out)
+{
+  const char *p = *s;
+  uint64_t v = 0;
+  while (p < end && *p >= '0' && *p <= '9' && p - *s < 12)
+    v = v * 10 + (uint64_t) (*p++ - '0');
+  if (p == *s || (p - *s > 1 && **s == '0') || (p < end && *p >= '0' && *p <= '9'))
+    return -EINVAL;
+  *s = p;
+  *out = v;
+  return 0;
+}
+
+/* "STEP USEC": the one encoding kist_layer_encode writes. */
+static int
+take_timing (const char *f, size_t n, struct kist_layer *l)
+{
+  const char *p = f, *end = f + n;
+  uint64_t step, usec;
+  if (take_decimal (&p, end, &step) < 0 || p >= end || *p++ != ' '
+      || take_decimal (&p, end, &usec) < 0 || p != end || step > UINT32_MAX
+      || usec > KIST_LAYER_USEC_MAX || (step == 0 && usec != 0))
+    return -EINVAL;
+  l->step = (unsigned) step;
+  l->usec = (int64_t) usec;
   return 0;
 }
 
@@ -183,6 +220,9 @@ kist_layer_decode (const char *buf, size_t len, struct kist_layer *out)
   if (take_opt_field (&p, end, &l.reason) < 0)
     goto fail;
   if (take_opt_field (&p, end, &l.detail) < 0)
+    goto fail;
+  f = take_field (&p, end, &n);
+  if (f == NULL || take_timing (f, n, &l) < 0)
     goto fail;
   /* An expectation, only as a present field ("1..."): "0" there would be a
    * second encoding of the same entry. */

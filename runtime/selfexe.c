@@ -142,6 +142,9 @@ kist_self_protect (char **argv, struct kist_error **err)
   if (copy < 0 && (copy = sealed_copy (exe, err)) < 0)
     return -1;
   extern char **environ;
+  char started[32];
+  snprintf (started, sizeof started, "%lld", (long long) kist_started_usec);
+  setenv (KIST_STARTED_ENV, started, 1); /* report timing only (util.h) */
   syscall (SYS_execveat, copy, "", argv, environ, AT_EMPTY_PATH);
   return kist_error_make (err, errno,
                           "re-execute kist from a protected copy of its binary (execveat)");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -475,4 +476,26 @@ kist_send_with_fd (int sock, const void *data, size_t len, int fd)
     w = sendmsg (sock, &msg, MSG_NOSIGNAL);
   while (w < 0 && errno == EINTR);
   return w < 0 ? -errno : w;
+}
+
+int64_t kist_started_usec;
+
+int64_t
+kist_monotonic_usec (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void
+kist_started_init (void)
+{
+  int64_t now = kist_monotonic_usec ();
+  const char *env = getenv (KIST_STARTED_ENV);
+  uint64_t v = 0;
+  kist_started_usec = now;
+  if (env && kist_parse_u64 (env, &v) == 0 && (int64_t) v <= now && now - (int64_t) v < 10000000)
+    kist_started_usec = (int64_t) v;
+  unsetenv (KIST_STARTED_ENV);
 }

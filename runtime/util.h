@@ -116,4 +116,17 @@ int kist_unix_connect (const char *path, const char *what, const char *hint,
  * retried on EINTR: the bytes sent, or -errno. */
 ssize_t kist_send_with_fd (int sock, const void *data, size_t len, int fd);
 
+/* CLOCK_MONOTONIC in microseconds. */
+int64_t kist_monotonic_usec (void);
+/* When this kist started (main's first step, carried through the re-exec
+ * from a protected copy of the binary, selfexe.c), CLOCK_MONOTONIC us; 0:
+ * unknown. */
+extern int64_t kist_started_usec;
+/* The environment variable that carries it through the re-exec; main takes
+ * it out of the environment. */
+#define KIST_STARTED_ENV "_KIST_STARTED_USEC"
+/* main: set kist_started_usec (from KIST_STARTED_ENV when it is a time in the
+ * last 10 s, else now) and unset KIST_STARTED_ENV. */
+void kist_started_init (void);
+
 #endif

@@ -156,6 +156,25 @@ check_report "run --report-fd 3" "$T/fd3.json" "$id" run
 expect_eq "run --report-fd 3: written before the exec, so no exec entry" "" \
   "$(layer_names "$T/fd3.json" | grep -x exec)"
 
+# ---- per-row time (issue 13) ------------------------------------------------------------------
+# Every entry a registry row recorded carries the row's number and time; the
+# exec entry (recorded by the parent afterwards) has none; run's report has
+# the time from kist's start to the execve, which is more than the rows' sum.
+rj=$T/fd3.json
+untimed=$(jflat < "$rj" | awk -F'\t' '
+  match($1, /^layers\[[0-9]+\]\./) { i = substr($1, 1, RLENGTH - 1); k = substr($1, RLENGTH + 1)
+    if (k == "layer") name[i] = $2; if (k == "step") step[i] = $2; if (k == "usec") us[i] = $2 }
+  END { for (i in name) if (step[i] !~ /^[1-9][0-9]*$/ || us[i] !~ /^[0-9]+$/) print name[i] }')
+expect_eq "run: every entry recorded before the exec has a step and usec" "" "$untimed"
+expect_match "run --report-fd: timing.layersUsec" "$(jget "$rj" timing.layersUsec)" '^[1-9][0-9]*$'
+kc timed run --bundle "$B" --report "$T/timed.json" "$(new_id timed)"
+lu=$(jget "$T/timed.json" timing.layersUsec)
+su=$(jget "$T/timed.json" timing.startupUsec)
+expect_match "run --report: timing.startupUsec once the execve was seen" "$su" '^[1-9][0-9]*$'
+expect_true "run: kist's start to the execve ($su us) is more than the rows ($lu us)" \
+  test "${su:-0}" -gt "${lu:-0}"
+expect_eq "run: the exec entry has no step" "" "$(layer_field "$T/timed.json" exec step)"
+
 # ---- create, then kist report ID ------------------------------------------------------------
 cfg_reset
 C_ARGS='["sleep", "3141"]'
@@ -190,12 +209,18 @@ kc rept report --format text "$id"
 expect_eq "kist report --format text exits 0" 0 "$RC"
 text=$OUT
 hdr=$(head -n 1 <<< "$text")
-expect_match "text report header: LAYER REQUESTED APPLIED DETAIL/REASON" "$hdr" \
-  '^ *LAYER +REQUESTED +APPLIED +(DETAIL|REASON)'
+expect_match "text report header: LAYER REQUESTED APPLIED USEC DETAIL/REASON" "$hdr" \
+  '^ *LAYER +REQUESTED +APPLIED +USEC +(DETAIL|REASON)'
+expect_contains "text report: the timing line" "$text" "timing: layers "
+# The USEC column: a number on the first entry of a row, ^ on the others it recorded.
+pre=${hdr%%USEC*}
+usec_col=$(awk 'NR > 1 && NF' <<< "$text" | grep -v '^summary:\|^timing:' \
+  | cut -c "$((${#pre} + 1))-" | awk '{ print $1 }' | sort -u | grep -vx '[0-9]*\|\^\|-')
+expect_eq "text report: the USEC column holds numbers, ^ or -" "" "$usec_col"
 nlayers=$(layer_names "$T/created.json" | wc -l)
 rows=$(awk 'NR > 1' <<< "$text" | awk 'NR == FNR { n[$0]; next } ($1 in n)' <(layer_names "$T/created.json") -)
 expect_eq "text report: one row per layer" "$nlayers" "$(printf '%s\n' "$rows" | grep -c .)"
-for col in REQUESTED APPLIED; do
+for col in REQUESTED APPLIED USEC; do
   pre=${hdr%%"$col"*}
   c=$((${#pre} + 1))
   bad=$(awk -v c="$c" 'substr($0, c - 1, 1) != " " || substr($0, c, 1) == " "' <<< "$rows")

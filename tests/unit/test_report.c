@@ -487,6 +487,16 @@ START_TEST (test_wire_malformed)
   BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0");         /* detail without NUL */
   BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "x");   /* trailing bytes */
   BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "\0");
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0");            /* no timing */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "0\0");       /* timing without usec */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "0 5\0");     /* usec without step */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "1  5\0");    /* two spaces */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "01 5\0");    /* leading zero */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "1 -5\0");    /* negative */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "1 5x\0");
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "1 1000000000001\0"); /* > 10^12 */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "4294967296 5\0");    /* step > 2^32-1 */
+  BAD ("a\0" "0\0" "1\0" "0\0" "0\0" "0\0" "1 5\0" "0\0");  /* "0" expectation */
   /* clang-format on */
 
   /* A well-formed one for contrast. */
@@ -495,8 +505,11 @@ START_TEST (test_wire_malformed)
                              "1\0"
                              "5\0"
                              "1why\0"
-                             "0";
+                             "0\0"
+                             "3 120";
   ck_assert_int_eq (kist_layer_decode (good, sizeof good, &out), 0);
+  ck_assert_uint_eq (out.step, 3);
+  ck_assert_int_eq (out.usec, 120);
   ck_assert_str_eq (out.name, "a");
   ck_assert_str_eq (out.requested, "v");
   ck_assert (out.applied);
@@ -571,6 +584,53 @@ START_TEST (test_text)
         "\n"
         "summary: confinement applied; limits NOT applied: rlimit.RLIMIT_NOFILE (setrlimit?[31m)\n";
   ck_assert_str_eq (text, expect);
+  kist_report_free (r);
+}
+END_TEST
+
+/* Every entry carries its row's time; the text shows it once per row. */
+START_TEST (test_text_timed)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  struct kist_report *r = kist_report_new ("c1", "run", NULL);
+  kist_report_applied (r, "namespace.net", NULL, "new");
+  kist_report_applied (r, "namespace.pid", NULL, "new");
+  kist_report_time_step (r, 0, 7, 250);
+  kist_report_applied (r, "hostname", "h", "set");
+  kist_report_time_step (r, 2, 9, 31);
+  kist_report_time_step (r, 0, 12, 999); /* already timed: unchanged */
+  kist_report_skip (r, "exec", NULL);    /* outside the loops: no time */
+  r->startup_usec = 4000;
+  _cleanup_free_ char *json = kist_report_to_json (r, false);
+  ck_assert_ptr_nonnull (strstr (json, "\"layer\":\"namespace.pid\",\"requested\":true,"
+                                       "\"applied\":true,\"detail\":\"new\",\"step\":7,\"usec\":250}"));
+  ck_assert_ptr_nonnull (strstr (json, "\"timing\":{\"layersUsec\":281,\"startupUsec\":4000}"));
+  _cleanup_free_ char *text = kist_report_json_to_text (json, strlen (json), &err);
+  ck_assert_ptr_null (err);
+  const char *expect = "LAYER          REQUESTED  APPLIED  USEC  DETAIL\n"
+                       "namespace.net  yes        yes      250   new\n"
+                       "namespace.pid  yes        yes      ^     new\n"
+                       "hostname       h          yes      31    set\n"
+                       "exec           no         -        -\n";
+  ck_assert_msg (strncmp (text, expect, strlen (expect)) == 0, "%s", text);
+  ck_assert_ptr_nonnull (strstr (text, "\ntiming: layers 281 us, kist's start to the execve 4000 us\n"));
+  /* Read back (the stored report.json for kist start): the same times. */
+  _cleanup_report_ struct kist_report *back = kist_report_from_json (json, strlen (json), &err);
+  ck_assert_ptr_nonnull (back);
+  ck_assert_uint_eq (back->layers[1].step, 7);
+  ck_assert_int_eq (back->layers[1].usec, 250);
+  ck_assert_uint_eq (back->layers[3].step, 0);
+  ck_assert_int_eq (back->startup_usec, 4000);
+  /* And over the wire. */
+  char *buf = NULL;
+  size_t len = 0;
+  struct kist_layer out;
+  ck_assert_int_eq (kist_layer_encode (&r->layers[2], &buf, &len), 0);
+  ck_assert_int_eq (kist_layer_decode (buf, len, &out), 0);
+  ck_assert_uint_eq (out.step, 9);
+  ck_assert_int_eq (out.usec, 31);
+  kist_layer_clear (&out);
+  free (buf);
   kist_report_free (r);
 }
 END_TEST
@@ -737,6 +797,7 @@ report_suite (void)
   tcase_add_test (tc, test_wire_malformed);
   tcase_add_test (tc, test_wire_fuzz);
   tcase_add_test (tc, test_text);
+  tcase_add_test (tc, test_text_timed);
   tcase_add_test (tc, test_text_malformed);
   tcase_add_test (tc, test_write_path);
   tcase_set_timeout (tc, 60);
