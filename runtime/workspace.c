@@ -789,20 +789,25 @@ kist_workspace_overflow (int fsfd, int ufd, const struct kist_workspace_limits *
   if (fsfd >= 0 && fstatfs (fsfd, &sf) == 0)
     {
       unsigned long long bs = (unsigned long long) sf.f_bsize;
-      if (l->size && sf.f_bfree == 0)
+      if (sf.f_bfree == 0)
         {
           *errnum = ENOSPC;
-          *why = xasprintf ("its upper layer is full: %llu bytes of --workspace-size %llu",
-                            (unsigned long long) sf.f_blocks * bs, (unsigned long long) l->size);
+          *why = l->size ? xasprintf ("its upper layer is full: %llu bytes of --workspace-size "
+                                      "%llu",
+                                      (unsigned long long) sf.f_blocks * bs,
+                                      (unsigned long long) l->size)
+                         : xasprintf ("its upper layer is full: %llu bytes (the tmpfs's default "
+                                      "size; give --workspace-size)",
+                                      (unsigned long long) sf.f_blocks * bs);
           return 1;
         }
-      if (l->inodes && sf.f_ffree == 0)
+      if (sf.f_ffree == 0)
         {
           unsigned long long used = (unsigned long long) sf.f_files;
           used = used > KIST_WORKSPACE_INODE_OVERHEAD ? used - KIST_WORKSPACE_INODE_OVERHEAD : 0;
           *errnum = EDQUOT;
           *why = xasprintf ("its upper layer has no inodes left: %llu of --workspace-inodes %llu",
-                            used, (unsigned long long) l->inodes);
+                            used, (unsigned long long) (l->inodes ? l->inodes : sf.f_files));
           return 1;
         }
     }
