@@ -12,19 +12,14 @@
 # refused naming --max-file-size.  Nothing is left under ROOT/~sandbox.
 . "$(dirname "$0")/lib.sh"
 
-if [ ! -x /usr/bin/env ] || [ ! -L /bin ]; then
-  skip "workspace quotas" "the host has no merged /usr"
-  exit 0
-fi
-if [ -z "$NOBODY_UID" ]; then
-  skip "workspace quotas" "there is no user nobody (the sandbox user)"
+if [ ! -L /bin ] || [ ! -x /usr/bin/env ] || [ -z "$NOBODY_UID" ]; then
+  skip "workspace quotas" "needs a merged /usr and a user nobody (the sandbox user)"
   exit 0
 fi
 
-REPDIR=$T/reports
-mkdir -p "$REPDIR"
-chmod 0777 "$REPDIR"
 nobody_dir "$XDG" 0700
+REPDIR=$T/reports
+mkdir -m 0777 -p "$REPDIR"
 BASE=(--ro /usr --setenv "KIST_IT_MARK=$MARK")
 MODE=root
 SROOT=$ROOT
@@ -34,20 +29,19 @@ OTHER=4711   # a uid:gid that is neither root nor the sandbox user
 # mkws OWNER: a fresh workspace (a, d/b) owned by OWNER (uid:gid); sets WS.
 mkws ()
 {
-  N=$((N + 1))
-  WS=$T/ws-$MODE-$N
-  mkdir -p "$WS/d"
-  echo A > "$WS/a"
-  echo B > "$WS/d/b"
-  chown -R "$1" "$WS"
+  WS=$T/ws-$MODE-$((N += 1))
+  mkdir -p "$WS/d" && printf 'A\n' > "$WS/a" && printf 'B\n' > "$WS/d/b" && chown -R "$1" "$WS"
 }
 
-# snap DIR: every entry with type, size, mode, owner and mtime, and the
-# checksum of every file: any change shows.
+# snap DIR: each entry's type, mode, owner, size, mtime and path, then the
+# checksum of each file: any change shows.
 snap ()
 {
-  (cd "$1" && find . -printf '%p %y %s %m %U:%G %T@\n' | sort \
-    && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
+  (
+    cd "$1" || exit 1
+    find . -printf '%y %m %U:%G %s %T@ %p\n' | sort
+    find . -type f -exec sha256sum {} + | sort
+  )
 }
 
 # owners DIR PATH...: "PATH uid:gid" for each.
