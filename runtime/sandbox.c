@@ -466,37 +466,6 @@ kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool
   return kist_remove_tree_at (topfd, id, &ro, err);
 }
 
-/* With the workspace stacked at the workdir (a tmpfs or an idmapped lower),
- * the overlay's options name host paths under the root: no component of
- * the workdir there may be a symlink (the kernel would follow it on the
- * host, the mounts layer inside the root).  Missing ones are made by the
- * mounts layer. */
-static int
-check_workdir_path (const char *rootfs, const char *workdir, struct kist_error **err)
-{
-  _cleanup_free_ char *copy = xstrdup (workdir);
-  _cleanup_close_ int fd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return kist_error_make (err, errno, "--workspace: open the root `%s`", rootfs);
-  char *save = NULL;
-  for (char *name = strtok_r (copy, "/", &save); name; name = strtok_r (NULL, "/", &save))
-    {
-      int sub = openat (fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0 && errno == ENOENT)
-        return 0;
-      if (sub < 0)
-        return kist_error_make (err, errno == ELOOP ? ENOTDIR : errno,
-                                "--workspace with --workspace-size/--workspace-inodes or a "
-                                "workspace not owned by the sandbox user: `%s` of --workdir `%s` "
-                                "in the root `%s` must be a directory, not a symlink (choose "
-                                "another --workdir)",
-                                name, workdir, rootfs);
-      close (fd);
-      fd = sub;
-    }
-  return 0;
-}
-
 /* --workspace: its overlay dirs (kist_workspace_prepare) and paths. */
 static int
 workspace_dirs (int idfd, const char *path, const struct kist_sandbox_opts *o,
@@ -517,12 +486,7 @@ workspace_dirs (int idfd, const char *path, const struct kist_sandbox_opts *o,
       out->upper = xasprintf ("%s/%s", path, KIST_WORKSPACE_UPPER);
       out->ovl_work = xasprintf ("%s/%s", path, KIST_WORKSPACE_WORK);
     }
-  if (!p->tmpfs && !p->idmap)
-    return 0;
-  _cleanup_free_ char *w = xasprintf ("%s%s", out->rootfs, o->workdir);
-  if (kist_workspace_check_path (w, "--workdir in the root", err) < 0)
-    return -1;
-  return check_workdir_path (out->rootfs, o->workdir, err);
+  return p->tmpfs || p->idmap ? kist_workspace_check_workdir (out->rootfs, o->workdir, err) : 0;
 }
 
 int
@@ -786,70 +750,6 @@ g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
   kist_jgen_map_close (g);
 }
 
-/* The idmapped bind of DIR at dest (workspace.h: DIR's owner shown as the
- * sandbox user), for mounts_idmap.c to make. */
-static void
-g_idmapped_lower (struct kist_jgen *g, const char *dest, const char *src,
-                  const struct kist_workspace_plan *p)
-{
-  static const char *const opts[] = { "bind", "ro", "idmap", "nosuid", "nodev", NULL };
-  struct kist_idmap um[5], gm[5];
-  size_t nu = kist_workspace_swap_map (p->owner_uid, p->sb_uid, um);
-  size_t ng = kist_workspace_swap_map (p->owner_gid, p->sb_gid, gm);
-  kist_jgen_map_open (g);
-  kist_jgen_kstr (g, "destination", dest);
-  kist_jgen_kstr (g, "type", "bind");
-  kist_jgen_kstr (g, "source", src);
-  kist_jgen_kstrv (g, "options", opts);
-  kist_spec_gen_idmaps (g, "uidMappings", um, nu);
-  kist_spec_gen_idmaps (g, "gidMappings", gm, ng);
-  kist_jgen_map_close (g);
-}
-
-/* --workspace: DIR is the lower layer, never written by the sandbox; the
- * stack at the workdir is in workspace.h.  In a user namespace the overlay
- * keeps its metadata in user.* xattrs. */
-static void
-g_workspace (struct kist_jgen *g, const struct kist_sandbox_opts *o,
-             const struct kist_sandbox_dir *d, bool userns)
-{
-  static const char *const skel_opts[] = { "bind", "ro", "nosuid", "nodev", NULL };
-  _cleanup_free_ char *w = xasprintf ("%s%s", d->rootfs, o->workdir);
-  _cleanup_free_ char *upper = NULL, *work = NULL, *lower = NULL, *lower_dest = NULL;
-  if (d->layers)
-    {
-      _cleanup_free_ char *sz = o->ws_size ? xasprintf ("size=%llu", (unsigned long long) o->ws_size)
-                                           : NULL;
-      _cleanup_free_ char *ino
-          = o->ws_inodes ? xasprintf ("nr_inodes=%llu", (unsigned long long) o->ws_inodes
-                                                            + KIST_WORKSPACE_INODE_OVERHEAD)
-                         : NULL;
-      const char *tmpfs_opts[] = { "nosuid", "nodev", "tmpcopyup", sz ? sz : ino, sz ? ino : NULL,
-                                   NULL };
-      kist_spec_gen_mount (g, o->workdir, "bind", d->layers, skel_opts);
-      kist_spec_gen_mount (g, o->workdir, "tmpfs", "workspace", tmpfs_opts);
-      upper = xasprintf ("upperdir=%s/%s", w, KIST_WORKSPACE_UPPER);
-      work = xasprintf ("workdir=%s/%s", w, KIST_WORKSPACE_WORK);
-      lower_dest = xasprintf ("%s/%s", o->workdir, KIST_WORKSPACE_LOWER);
-    }
-  else
-    {
-      upper = xasprintf ("upperdir=%s", d->upper);
-      work = xasprintf ("workdir=%s", d->ovl_work);
-      lower_dest = xstrdup (o->workdir);
-    }
-  if (d->ws.idmap)
-    {
-      g_idmapped_lower (g, lower_dest, o->workspace, &d->ws);
-      lower = xasprintf ("lowerdir=%s%s", d->rootfs, lower_dest);
-    }
-  else
-    lower = xasprintf ("lowerdir=%s", o->workspace);
-  const char *ovl_opts[] = { "nosuid", "nodev", lower, upper, work, userns ? "userxattr" : NULL,
-                             NULL };
-  kist_spec_gen_mount (g, o->workdir, "overlay", "overlay", ovl_opts);
-}
-
 static void
 g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
           bool userns)
@@ -880,7 +780,14 @@ g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct k
   for (size_t i = 0; i < o->n_tmpfs; i++)
     g_tmpfs (g, o->tmpfs[i].dest, "tmpfs", o->tmpfs[i].size, 0, "1777");
   if (d->upper || d->layers)
-    g_workspace (g, o, d, userns);
+    {
+      const struct kist_workspace_mounts wm = {
+        .dir = o->workspace, .workdir = o->workdir, .rootfs = d->rootfs, .upper = d->upper,
+        .ovl_work = d->ovl_work, .layers = d->layers, .size = o->ws_size, .inodes = o->ws_inodes,
+        .userns = userns, .plan = &d->ws,
+      };
+      kist_workspace_gen_mounts (g, &wm);
+    }
   else if (d->work)
     kist_spec_gen_mount (g, o->workdir, "bind", d->work, rw_opts);
   else

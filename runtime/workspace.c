@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fsremove.h"
+#include "json.h"
 #include "sync.h"
 #include "workspace.h"
 #include "util.h"
@@ -108,6 +109,97 @@ kist_workspace_resolve (const char *arg, char **out, struct kist_error **err)
     return -1;
   *out = steal_pointer (&real);
   return 0;
+}
+
+int
+kist_workspace_check_workdir (const char *rootfs, const char *workdir, struct kist_error **err)
+{
+  _cleanup_free_ char *w = xasprintf ("%s%s", rootfs, workdir);
+  if (kist_workspace_check_path (w, "--workdir in the root", err) < 0)
+    return -1;
+  _cleanup_free_ char *copy = xstrdup (workdir);
+  _cleanup_close_ int fd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return kist_error_make (err, errno, "--workspace: open the root `%s`", rootfs);
+  char *save = NULL;
+  for (char *name = strtok_r (copy, "/", &save); name; name = strtok_r (NULL, "/", &save))
+    {
+      int sub = openat (fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0 && errno == ENOENT)
+        return 0;
+      if (sub < 0)
+        return kist_error_make (err, errno == ELOOP ? ENOTDIR : errno,
+                                "--workspace with --workspace-size/--workspace-inodes or a "
+                                "workspace not owned by the sandbox user: `%s` of --workdir `%s` "
+                                "in the root `%s` must be a directory, not a symlink (choose "
+                                "another --workdir)",
+                                name, workdir, rootfs);
+      close (fd);
+      fd = sub;
+    }
+  return 0;
+}
+
+/* The idmapped bind of DIR at dest (DIR's owner shown as the sandbox
+ * user), for mounts_idmap.c to make. */
+static void
+gen_idmapped_lower (struct kist_jgen *g, const char *dest, const char *src,
+                    const struct kist_workspace_plan *p)
+{
+  static const char *const opts[] = { "bind", "ro", "idmap", "nosuid", "nodev", NULL };
+  struct kist_idmap um[5], gm[5];
+  size_t nu = kist_workspace_swap_map (p->owner_uid, p->sb_uid, um);
+  size_t ng = kist_workspace_swap_map (p->owner_gid, p->sb_gid, gm);
+  kist_jgen_map_open (g);
+  kist_jgen_kstr (g, "destination", dest);
+  kist_jgen_kstr (g, "type", "bind");
+  kist_jgen_kstr (g, "source", src);
+  kist_jgen_kstrv (g, "options", opts);
+  kist_spec_gen_idmaps (g, "uidMappings", um, nu);
+  kist_spec_gen_idmaps (g, "gidMappings", gm, ng);
+  kist_jgen_map_close (g);
+}
+
+/* DIR is the lower layer, never written by the sandbox.  In a user
+ * namespace the overlay keeps its metadata in user.* xattrs. */
+void
+kist_workspace_gen_mounts (struct kist_jgen *g, const struct kist_workspace_mounts *m)
+{
+  static const char *const skel_opts[] = { "bind", "ro", "nosuid", "nodev", NULL };
+  _cleanup_free_ char *w = xasprintf ("%s%s", m->rootfs, m->workdir);
+  _cleanup_free_ char *upper = NULL, *work = NULL, *lower = NULL, *lower_dest = NULL;
+  if (m->layers)
+    {
+      _cleanup_free_ char *sz = m->size ? xasprintf ("size=%llu", (unsigned long long) m->size)
+                                        : NULL;
+      _cleanup_free_ char *ino
+          = m->inodes ? xasprintf ("nr_inodes=%llu", (unsigned long long) m->inodes
+                                                         + KIST_WORKSPACE_INODE_OVERHEAD)
+                      : NULL;
+      const char *tmpfs_opts[] = { "nosuid", "nodev", "tmpcopyup", sz ? sz : ino, sz ? ino : NULL,
+                                   NULL };
+      kist_spec_gen_mount (g, m->workdir, "bind", m->layers, skel_opts);
+      kist_spec_gen_mount (g, m->workdir, "tmpfs", "workspace", tmpfs_opts);
+      upper = xasprintf ("upperdir=%s/%s", w, KIST_WORKSPACE_UPPER);
+      work = xasprintf ("workdir=%s/%s", w, KIST_WORKSPACE_WORK);
+      lower_dest = xasprintf ("%s/%s", m->workdir, KIST_WORKSPACE_LOWER);
+    }
+  else
+    {
+      upper = xasprintf ("upperdir=%s", m->upper);
+      work = xasprintf ("workdir=%s", m->ovl_work);
+      lower_dest = xstrdup (m->workdir);
+    }
+  if (m->plan->idmap)
+    {
+      gen_idmapped_lower (g, lower_dest, m->dir, m->plan);
+      lower = xasprintf ("lowerdir=%s%s", m->rootfs, lower_dest);
+    }
+  else
+    lower = xasprintf ("lowerdir=%s", m->dir);
+  const char *ovl_opts[] = { "nosuid", "nodev", lower, upper, work,
+                             m->userns ? "userxattr" : NULL, NULL };
+  kist_spec_gen_mount (g, m->workdir, "overlay", "overlay", ovl_opts);
 }
 
 /* ------------------------------------------------------------ helpers */

@@ -90,6 +90,29 @@ enum kist_workspace_commit
 int kist_workspace_parse_commit (const char *s, enum kist_workspace_commit *out);
 const char *kist_workspace_commit_name (enum kist_workspace_commit c);
 
+/* The stacked mounts need a workdir whose every component in the root is
+ * a directory or missing, never a symlink (the overlay's options name host
+ * paths under the root: the kernel would follow a symlink on the host, the
+ * mounts layer inside the root), and a path an overlay option can carry. */
+int kist_workspace_check_workdir (const char *rootfs, const char *workdir,
+                                  struct kist_error **err);
+
+/* The config's mounts at the workdir (the overlay, and what is stacked
+ * under it: see above). */
+struct kist_jgen;
+struct kist_workspace_mounts
+{
+  const char *dir;               /* DIR */
+  const char *workdir;           /* inside */
+  const char *rootfs;            /* the root's host path */
+  const char *upper, *ovl_work;  /* host dirs, or NULL with layers */
+  const char *layers;            /* ROOT/~sandbox/ID/ws-layers, or NULL */
+  uint64_t size, inodes;         /* of the tmpfs (0: the kernel's default) */
+  bool userns;                   /* the sandbox has a user namespace: userxattr */
+  const struct kist_workspace_plan *plan;
+};
+void kist_workspace_gen_mounts (struct kist_jgen *g, const struct kist_workspace_mounts *m);
+
 /* --workspace DIR: *out = realpath (newly allocated).  DIR must exist, be a
  * directory, not be a symlink at its last component, and (as every overlay
  * option path) contain no ',', ':' or '\\'. */
