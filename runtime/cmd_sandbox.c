@@ -761,7 +761,15 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   init_wr = -1;
   if (cr < 0)
     {
-      if (f.o.workspace && *err && strstr ((*err)->msg, "overlay") != NULL)
+      const struct kist_workspace_plan *wp = &dir.ws;
+      if (f.o.workspace && *err && wp->idmap && strstr ((*err)->msg, "MOUNT_ATTR_IDMAP") != NULL)
+        kist_error_wrap (err,
+                         "--workspace `%s` belongs to %u:%u, not to the sandbox user %u:%u, and "
+                         "the idmapped mount that shows it as the sandbox user's failed; give "
+                         "--uid %u --gid %u (its owner) or chown it to the sandbox user",
+                         f.o.workspace, wp->owner_uid, wp->owner_gid, wp->sb_uid, wp->sb_gid,
+                         wp->owner_uid, wp->owner_gid);
+      else if (f.o.workspace && *err && strstr ((*err)->msg, "overlay") != NULL)
         kist_error_wrap (err, "--workspace `%s` (the overlay at %s%s)", f.o.workspace,
                          f.o.workdir,
                          geteuid () != 0 ? "; an overlay in a user namespace needs Linux >= 5.11 "

@@ -129,15 +129,23 @@ suite_root ()
   rep=$REPDIR/root-under.json
   ks under "${BASE[@]}" --workspace "$WS" --workspace-size 4m --workspace-inodes 20 \
     --max-file-size 1m --report "$rep" \
-    -- sh -c 'dd if=/dev/zero of=big bs=64k count=8 2> /dev/null && : > f1 && : > f2 && echo ran'
+    -- sh -c 'dd if=/dev/zero of=big bs=64k count=8 2> /dev/null && : > f1 && : > f2 &&
+              rm -r d && mkdir d && echo n > d/n && echo ran'
   expect_eq "under the limits: exit 0 and committed" "0 524288 0:0" \
     "$RC $(stat -c '%s %u:%g' "$WS/big" 2> /dev/null)"
-  expect_eq "under the limits: report detail" "committed 3 files, 0 deletions" \
+  expect_eq "under the limits: the recreated directory holds only its new file" "n" \
+    "$(ls "$WS/d" 2> /dev/null)"
+  expect_eq "under the limits: report detail" "committed 4 files, 0 deletions" \
     "$(wsfield "$rep" detail)"
   expect_contains "under the limits: the workspace tmpfs is in the mounts entry" \
     "$(layer_field "$rep" mounts detail)" "tmpfs"
 
-  # 6. --workspace-size without --workspace: refused before anything runs.
+  # 6. A file system that cannot idmap (sysfs): refused, naming --uid/--gid.
+  ks noidmap "${BASE[@]}" --workspace /sys/kernel -- true
+  expect_eq "root's workspace where idmapped mounts fail: 125 naming --uid/--gid" "125 1" \
+    "$RC $(grep -c -- 'give --uid 0 --gid 0 (its owner)' <<< "$ERR")"
+
+  # 7. --workspace-size without --workspace: refused before anything runs.
   ks nows "${BASE[@]}" --workspace-size 1m -- true
   expect_eq "--workspace-size without --workspace: 125 naming --workspace" "125 1" \
     "$RC $(grep -c -- 'give --workspace' <<< "$ERR")"
