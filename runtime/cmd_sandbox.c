@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -89,7 +90,8 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_ROOTFS = 256, O_RO, O_RW, O_ROTRY, O_RWTRY, O_SYMLINK, O_DIR, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
-    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
+    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT, O_WSSIZE, O_WSINODES,
+    O_MAXFSIZE
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -130,6 +132,9 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "status-fd", required_argument, NULL, O_STATUSFD },
     { "report-format", required_argument, NULL, O_REPORTFMT },
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { "workspace-size", required_argument, NULL, O_WSSIZE },
+    { "workspace-inodes", required_argument, NULL, O_WSINODES },
+    { "max-file-size", required_argument, NULL, O_MAXFSIZE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -285,10 +290,11 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         o->rlimit[n] = u, o->has_rlimit[n] = true;
         break;
       case O_FSIZE:
+      case O_MAXFSIZE:   /* the same RLIMIT_FSIZE: --max-file-size is its workspace name */
       case O_CORE:
         if (kist_parse_size (optarg, false, &u) < 0 || u > INT64_MAX)
           return usage_error (err, "`%s`: expected a size such as 10m", optarg);
-        n = c == O_FSIZE ? KIST_SB_RLIMIT_FSIZE : KIST_SB_RLIMIT_CORE;
+        n = c == O_CORE ? KIST_SB_RLIMIT_CORE : KIST_SB_RLIMIT_FSIZE;
         o->rlimit[n] = u, o->has_rlimit[n] = true;
         break;
       case O_CPUTIME:
@@ -330,6 +336,15 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         else
           return usage_error (err, "--report-format `%s`: expected json or text", optarg);
         break;
+      case O_WSSIZE:
+        if (kist_parse_size (optarg, false, &o->ws_size) < 0 || o->ws_size == 0)
+          return usage_error (err, "--workspace-size `%s`: expected a size such as 100m", optarg);
+        break;
+      case O_WSINODES:
+        if (kist_parse_u64 (optarg, &o->ws_inodes) < 0 || o->ws_inodes == 0
+            || o->ws_inodes > UINT32_MAX)
+          return usage_error (err, "--workspace-inodes `%s`: expected a number > 0", optarg);
+        break;
       case O_DEGRADE: f->allow_degraded = optarg; break;
       case 'h': kist_cmd_help ("sandbox"); exit (0);
       default:
@@ -342,6 +357,18 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     return usage_error (err, "%s",
                         "--symlink and --dir make entries in the empty root kist makes: not with "
                         "--rootfs (make them in that directory, or bind a --tmpfs)");
+  if ((o->ws_size || o->ws_inodes) && o->workspace == NULL)
+    return usage_error (err, "%s",
+                        "--workspace-size and --workspace-inodes bound the upper layer of "
+                        "--workspace DIR: give --workspace (the scratch dir has --scratch-size "
+                        "and --scratch-inodes)");
+  if ((o->ws_size || o->ws_inodes) && geteuid () != 0)
+    return usage_error (err, "%s",
+                        "--workspace-size and --workspace-inodes need kist to run as root: the "
+                        "workspace tmpfs lives in the sandbox's mount namespace, which an "
+                        "unprivileged kist cannot keep open to read it after the end (the "
+                        "sandbox's init is not dumpable); run kist as root, or bound each file "
+                        "with --max-file-size (which works unprivileged)");
   if (o->userns && geteuid () != 0)
     return usage_error (err, "%s",
                         "--userns: only for root; an unprivileged caller always gets a user "
@@ -458,13 +485,62 @@ wait_until (pid_t pid, int64_t deadline_ms, int64_t grace_ms, int *ended, struct
     }
 }
 
+/* What workspace_finish needs from the run: the sandbox's namespaces (the
+ * workspace tmpfs lives in its mount namespace) and how the command ended. */
+struct ws_run
+{
+  int userns, mntns;   /* -1: none */
+  bool xfsz;           /* killed by SIGXFSZ */
+};
+
+/* --workspace with a tmpfs: keep the sandbox's mount namespace (and, when
+ * kist is unprivileged, its user namespace, to enter the first). */
+static int
+ws_keep_ns (pid_t pid, struct ws_run *w, struct kist_error **err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+  if ((w->mntns = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+    return kist_error_make (err, errno, "--workspace-size: open %s (kept to read the workspace "
+                                        "tmpfs after the end)", path);
+  if (geteuid () == 0)
+    return 0;
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) pid);
+  if ((w->userns = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+    return kist_error_make (err, errno, "--workspace-size: open %s", path);
+  return 0;
+}
+
+/* The upper dir (and the tmpfs holding it, else -1), once the sandbox is gone. */
+static int
+ws_open_upper (int sbfd, const char *sb_path, const struct kist_sandbox_opts *o,
+               const struct kist_sandbox_dir *d, const struct ws_run *w, int *fsfd, int *ufd,
+               struct kist_error **err)
+{
+  *fsfd = *ufd = -1;
+  if (d->layers)
+    {
+      if (w->mntns < 0)
+        return kist_error_make (err, EBADF, "--workspace: the sandbox's mount namespace was not "
+                                            "kept");
+      return kist_workspace_fetch (w->userns, w->mntns, o->workdir, fsfd, ufd, err);
+    }
+  *ufd = openat (sbfd, KIST_WORKSPACE_UPPER, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*ufd < 0)
+    return kist_error_make (err, errno, "--workspace: open the upper dir `%s/%s`", sb_path,
+                            KIST_WORKSPACE_UPPER);
+  return 0;
+}
+
 /* --workspace, after the sandbox is gone (no process, no mount namespace:
  * the upper dir is stable): merge the upper dir into DIR or drop it, and
- * record "workspace".  ran: the command was started. */
+ * record "workspace".  ran: the command was started.  An overflow of the
+ * quotas is never committed. */
 static int
 workspace_finish (int rootfd, const char *root, const char *id, const struct kist_sandbox_opts *o,
                   const struct kist_sandbox_dir *d, bool ran, int status, bool timed_out,
-                  struct kist_report *r, const struct kist_globals *g, struct kist_error **err)
+                  const struct ws_run *w, struct kist_report *r, const struct kist_globals *g,
+                  struct kist_error **err)
 {
   _cleanup_free_ char *sb_path = xasprintf ("%s/%s/%s", root, KIST_SANDBOX_DIR, id);
   _cleanup_free_ char *rel = xasprintf ("%s/%s", KIST_SANDBOX_DIR, id);
@@ -473,25 +549,33 @@ workspace_finish (int rootfd, const char *root, const char *id, const struct kis
     return kist_error_make (err, errno, "--workspace: open the sandbox dir `%s`", sb_path);
   enum kist_workspace_commit cm = (enum kist_workspace_commit) o->commit;
   _cleanup_free_ char *why = NULL;
+  _cleanup_close_ int fsfd = -1, ufd = -1;
+  _cleanup_error_ struct kist_error *e = NULL;
+  int en = 0;
+  struct kist_workspace_limits lim = {
+    .size = o->ws_size, .inodes = o->ws_inodes, .xfsz = w->xfsz,
+    .fsize = o->has_rlimit[KIST_SB_RLIMIT_FSIZE] ? o->rlimit[KIST_SB_RLIMIT_FSIZE] : 0,
+  };
   if (!ran)
     why = xstrdup ("discarded (the command did not run)");
+  else if (ws_open_upper (sbfd, sb_path, o, d, w, &fsfd, &ufd, &e) < 0)
+    goto failed;
+  else if (kist_workspace_overflow (fsfd, ufd, &lim, &why, &en, &e) < 0)
+    goto failed;
+  else if (why)
+    {
+      kist_error_make (&e, en, "--workspace `%s`: not committed (an overflow): %s", o->workspace, why);
+      goto failed;
+    }
   else if (kist_workspace_should_commit (cm, status, timed_out))
     {
       struct kist_workspace_stats st;
-      _cleanup_error_ struct kist_error *e = NULL;
-      int rc = kist_workspace_commit (sbfd, sb_path, o->workspace, geteuid () == 0, &st, &e);
-      if (rc < 0)
+      _cleanup_free_ char *upath = d->upper ? xstrdup (d->upper)
+                                            : xasprintf ("(the workspace tmpfs)");
+      if (kist_workspace_commit (ufd, upath, o->workspace, geteuid () == 0, &st, &e) < 0)
         {
-          if (r)
-            {
-              _cleanup_error_ struct kist_error *ignored = NULL;
-              kist_report_failed (r, "workspace", o->workspace, e->errnum, &ignored, "%s",
-                                  e->msg);
-            }
           kist_workspace_stats_clear (&st);
-          int en = e->errnum;
-          kist_workspace_remove (sbfd, sb_path, NULL);
-          return kist_error_make (err, en, "%s", e->msg);
+          goto failed;
         }
       if (r)
         {
@@ -524,6 +608,17 @@ workspace_finish (int rootfd, const char *root, const char *id, const struct kis
   if (kist_workspace_remove (sbfd, sb_path, err) < 0)
     return kist_error_wrap (err, "--workspace");
   return 0;
+
+failed:
+  if (r)
+    {
+      _cleanup_error_ struct kist_error *ignored = NULL;
+      kist_report_failed (r, "workspace", o->workspace, e->errnum, &ignored, "%s", e->msg);
+    }
+  kist_workspace_remove (sbfd, sb_path, NULL);
+  if (*err == NULL)
+    *err = steal_pointer (&e);
+  return -1;
 }
 
 /* Teardown: delete --force (kills whatever is left, removes the cgroup scope
@@ -532,19 +627,20 @@ workspace_finish (int rootfd, const char *root, const char *id, const struct kis
 static int
 teardown (int rootfd, const char *root, const char *id, const struct kist_sandbox_opts *o,
           const struct kist_sandbox_dir *d, bool ran, int *status, bool timed_out,
-          struct kist_report *r, const struct kist_globals *g, struct kist_error **err)
+          const struct ws_run *w, struct kist_report *r, const struct kist_globals *g,
+          struct kist_error **err)
 {
   _cleanup_error_ struct kist_error *e1 = NULL, *e2 = NULL, *e3 = NULL;
   bool deleted = kist_container_delete (rootfd, id, true, &e1) == 0;
   /* Only once every process is gone is the upper dir stable. */
-  if (d->upper && deleted
-      && workspace_finish (rootfd, root, id, o, d, ran, *status, timed_out, r, g, &e3) < 0)
+  if (o->workspace && deleted
+      && workspace_finish (rootfd, root, id, o, d, ran, *status, timed_out, w, r, g, &e3) < 0)
     {
       kist_log_error ("%s", e3->msg);
       if (*status == 0)
         *status = KIST_EXIT_FAILURE;   /* a harness must see that the commit failed */
     }
-  else if (d->upper && !deleted && r)
+  else if (o->workspace && !deleted && r)
     {
       _cleanup_error_ struct kist_error *ignored = NULL;
       kist_report_failed (r, "workspace", o->workspace, EBUSY, &ignored,
@@ -618,6 +714,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   struct kist_sandbox_dir dir = { 0 };
   bool dir_made = false, ran = false, timed_out = false;
   size_t config_len = 0;
+  struct ws_run ws = { .userns = -1, .mntns = -1 };
 
   int first = parse_flags (argc, argv, &f, err);
   if (first < 0)
@@ -664,7 +761,15 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   init_wr = -1;
   if (cr < 0)
     {
-      if (f.o.workspace && *err && strstr ((*err)->msg, "overlay") != NULL)
+      const struct kist_workspace_plan *wp = &dir.ws;
+      if (f.o.workspace && *err && wp->idmap && strstr ((*err)->msg, "MOUNT_ATTR_IDMAP") != NULL)
+        kist_error_wrap (err,
+                         "--workspace `%s` belongs to %u:%u, not to the sandbox user %u:%u, and "
+                         "the idmapped mount that shows it as the sandbox user's failed; give "
+                         "--uid %u --gid %u (its owner) or chown it to the sandbox user",
+                         f.o.workspace, wp->owner_uid, wp->owner_gid, wp->sb_uid, wp->sb_gid,
+                         wp->owner_uid, wp->owner_gid);
+      else if (f.o.workspace && *err && strstr ((*err)->msg, "overlay") != NULL)
         kist_error_wrap (err, "--workspace `%s` (the overlay at %s%s)", f.o.workspace,
                          f.o.workdir,
                          geteuid () != 0 ? "; an overlay in a user namespace needs Linux >= 5.11 "
@@ -673,6 +778,13 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
                                          : "");
       emit_report (&f, r, true);
       status = kist_error_exit_status (*err);
+      goto teardown;
+    }
+  if (dir.layers && ws_keep_ns (pid, &ws, err) < 0)
+    {
+      status = KIST_EXIT_FAILURE;
+      kist_container_kill (rootfd, id, SIGKILL, true, NULL);
+      kist_wait_status (pid, -1, NULL);
       goto teardown;
     }
   kist_forward_signals (pid);
@@ -726,6 +838,8 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     struct kist_sb_end end = { .status = status, .timed_out = timed_out, .graced = graced,
                                .wall_ms = now_ms () - ran_ms };
     kist_init_status_read (init_rd, &end.init);
+    ws.xfsz = end.init.known && WIFSIGNALED (end.init.wstatus)
+              && WTERMSIG (end.init.wstatus) == SIGXFSZ;
     kist_container_usage (rootfd, id, &end.cg);
     kist_sb_record_end (r, &end, f.status_fd);
   }
@@ -735,7 +849,8 @@ teardown:
     /* A failure here does not change the command's status: it is printed
      * (and recorded in the report as "teardown", not applied). */
     _cleanup_error_ struct kist_error *terr = NULL;
-    if (dir_made && teardown (rootfd, root, id, &f.o, &dir, ran, &status, timed_out, r, g, &terr) < 0)
+    if (dir_made
+        && teardown (rootfd, root, id, &f.o, &dir, ran, &status, timed_out, &ws, r, g, &terr) < 0)
       kist_log_error ("%s", terr->msg);
     if (r && r->n_layers > 0)
       emit_report (&f, r, false);
@@ -744,6 +859,10 @@ teardown:
   }
 
 out:
+  if (ws.userns >= 0)
+    close (ws.userns);
+  if (ws.mntns >= 0)
+    close (ws.mntns);
   kist_sandbox_dir_clear (&dir);
   kist_sandbox_opts_clear (&f.o);
   return status;

@@ -283,6 +283,7 @@ kist_sandbox_dir_clear (struct kist_sandbox_dir *d)
   free (d->work);
   free (d->upper);
   free (d->ovl_work);
+  free (d->layers);
   memset (d, 0, sizeof *d);
 }
 
@@ -465,6 +466,29 @@ kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool
   return kist_remove_tree_at (topfd, id, &ro, err);
 }
 
+/* --workspace: its overlay dirs (kist_workspace_prepare) and paths. */
+static int
+workspace_dirs (int idfd, const char *path, const struct kist_sandbox_opts *o,
+                struct kist_sandbox_dir *out, struct kist_error **err)
+{
+  struct kist_workspace_plan *p = &out->ws;
+  p->tmpfs = o->ws_size || o->ws_inodes;
+  /* The sandbox user as the host sees it (rootless: the caller). */
+  p->sb_uid = geteuid () == 0 ? o->uid + (o->userns ? 100000u : 0u) : (uint32_t) geteuid ();
+  p->sb_gid = geteuid () == 0 ? o->gid + (o->userns ? 100000u : 0u) : (uint32_t) getegid ();
+  if (kist_workspace_prepare (idfd, path, o->workspace, o->commit != KIST_COMMIT_NEVER, p, err)
+      < 0)
+    return -1;
+  if (p->tmpfs)
+    out->layers = xasprintf ("%s/%s", path, KIST_WORKSPACE_LAYERS);
+  else
+    {
+      out->upper = xasprintf ("%s/%s", path, KIST_WORKSPACE_UPPER);
+      out->ovl_work = xasprintf ("%s/%s", path, KIST_WORKSPACE_WORK);
+    }
+  return p->tmpfs || p->idmap ? kist_workspace_check_workdir (out->rootfs, o->workdir, err) : 0;
+}
+
 int
 kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
                          const struct kist_sandbox_opts *o, struct kist_sandbox_dir *out,
@@ -541,13 +565,8 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
         }
       out->work = xasprintf ("%s/work", path);
     }
-  if (o->workspace)
-    {
-      if (kist_workspace_prepare (idfd, path, o->workspace, err) < 0)
-        goto fail;
-      out->upper = xasprintf ("%s/%s", path, KIST_WORKSPACE_UPPER);
-      out->ovl_work = xasprintf ("%s/%s", path, KIST_WORKSPACE_WORK);
-    }
+  if (o->workspace && workspace_dirs (idfd, path, o, out, err) < 0)
+    goto fail;
   out->path = steal_pointer (&path);
   return 0;
 
@@ -760,16 +779,14 @@ g_mounts (struct kist_jgen *g, const struct kist_sandbox_opts *o, const struct k
                          o->binds[i].rw ? rw_opts : ro_opts);
   for (size_t i = 0; i < o->n_tmpfs; i++)
     g_tmpfs (g, o->tmpfs[i].dest, "tmpfs", o->tmpfs[i].size, 0, "1777");
-  if (d->upper)
+  if (d->upper || d->layers)
     {
-      /* --workspace: DIR is the lower layer, never written by the sandbox.
-       * In a user namespace the overlay keeps its metadata in user.* xattrs. */
-      _cleanup_free_ char *lower = xasprintf ("lowerdir=%s", o->workspace);
-      _cleanup_free_ char *upper = xasprintf ("upperdir=%s", d->upper);
-      _cleanup_free_ char *work = xasprintf ("workdir=%s", d->ovl_work);
-      const char *ovl_opts[] = { "nosuid", "nodev", lower, upper, work,
-                                 userns ? "userxattr" : NULL, NULL };
-      kist_spec_gen_mount (g, o->workdir, "overlay", "overlay", ovl_opts);
+      const struct kist_workspace_mounts wm = {
+        .dir = o->workspace, .workdir = o->workdir, .rootfs = d->rootfs, .upper = d->upper,
+        .ovl_work = d->ovl_work, .layers = d->layers, .size = o->ws_size, .inodes = o->ws_inodes,
+        .userns = userns, .plan = &d->ws,
+      };
+      kist_workspace_gen_mounts (g, &wm);
     }
   else if (d->work)
     kist_spec_gen_mount (g, o->workdir, "bind", d->work, rw_opts);

@@ -8,6 +8,8 @@
  *   ROOT/~sandbox/ID/work     the scratch dir with --keep (kept afterwards)
  *   ROOT/~sandbox/ID/upper    --workspace: the overlay's upper dir (workspace.h)
  *   ROOT/~sandbox/ID/ovl-work --workspace: the overlay's work dir
+ *   ROOT/~sandbox/ID/ws-layers --workspace-size/-inodes: upper/, ovl-work/ and
+ *                             lower/, copied into the workspace tmpfs (workspace.h)
  *
  * The root dir only ever holds mount points and the merged-usr symlinks: the
  * mounts themselves live in the sandbox's mount namespace and are gone with
@@ -23,6 +25,7 @@
 #include "error.h"
 #include "layer.h"
 #include "resources.h"
+#include "workspace.h"
 
 #define KIST_SANDBOX_DIR "~sandbox"
 
@@ -68,6 +71,8 @@ struct kist_sandbox_opts
   char *workspace;                   /* --workspace DIR (realpath) or NULL: an overlay at the
                                         workdir, lower = DIR, upper in the sandbox dir */
   int commit;                        /* --commit: enum kist_workspace_commit (workspace.h) */
+  uint64_t ws_size, ws_inodes;       /* --workspace-size/-inodes: the upper on a tmpfs of that
+                                        size/inodes (0: not bounded; both 0: no tmpfs) */
   char **env;                        /* NULL-terminated "K=V", exactly the environment */
   char *cwd;                         /* NULL: the workdir */
   uint32_t uid, gid;                 /* inside, default 65534 */
@@ -124,6 +129,8 @@ struct kist_sandbox_dir
   char *work;     /* ROOT/~sandbox/ID/work with --keep, else NULL */
   char *upper;    /* ROOT/~sandbox/ID/upper with --workspace, else NULL */
   char *ovl_work; /* ROOT/~sandbox/ID/ovl-work with --workspace, else NULL */
+  char *layers;   /* ROOT/~sandbox/ID/ws-layers with a workspace tmpfs, else NULL */
+  struct kist_workspace_plan ws; /* how the workspace is mounted (workspace.h) */
 };
 void kist_sandbox_dir_clear (struct kist_sandbox_dir *d);
 

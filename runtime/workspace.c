@@ -9,12 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fsremove.h"
+#include "json.h"
+#include "sync.h"
 #include "workspace.h"
 #include "util.h"
 
@@ -103,6 +111,97 @@ kist_workspace_resolve (const char *arg, char **out, struct kist_error **err)
   return 0;
 }
 
+int
+kist_workspace_check_workdir (const char *rootfs, const char *workdir, struct kist_error **err)
+{
+  _cleanup_free_ char *w = xasprintf ("%s%s", rootfs, workdir);
+  if (kist_workspace_check_path (w, "--workdir in the root", err) < 0)
+    return -1;
+  _cleanup_free_ char *copy = xstrdup (workdir);
+  _cleanup_close_ int fd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return kist_error_make (err, errno, "--workspace: open the root `%s`", rootfs);
+  char *save = NULL;
+  for (char *name = strtok_r (copy, "/", &save); name; name = strtok_r (NULL, "/", &save))
+    {
+      int sub = openat (fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0 && errno == ENOENT)
+        return 0;
+      if (sub < 0)
+        return kist_error_make (err, errno == ELOOP ? ENOTDIR : errno,
+                                "--workspace with --workspace-size/--workspace-inodes or a "
+                                "workspace not owned by the sandbox user: `%s` of --workdir `%s` "
+                                "in the root `%s` must be a directory, not a symlink (choose "
+                                "another --workdir)",
+                                name, workdir, rootfs);
+      close (fd);
+      fd = sub;
+    }
+  return 0;
+}
+
+/* The idmapped bind of DIR at dest (DIR's owner shown as the sandbox
+ * user), for mounts_idmap.c to make. */
+static void
+gen_idmapped_lower (struct kist_jgen *g, const char *dest, const char *src,
+                    const struct kist_workspace_plan *p)
+{
+  static const char *const opts[] = { "bind", "ro", "idmap", "nosuid", "nodev", NULL };
+  struct kist_idmap um[5], gm[5];
+  size_t nu = kist_workspace_swap_map (p->owner_uid, p->sb_uid, um);
+  size_t ng = kist_workspace_swap_map (p->owner_gid, p->sb_gid, gm);
+  kist_jgen_map_open (g);
+  kist_jgen_kstr (g, "destination", dest);
+  kist_jgen_kstr (g, "type", "bind");
+  kist_jgen_kstr (g, "source", src);
+  kist_jgen_kstrv (g, "options", opts);
+  kist_spec_gen_idmaps (g, "uidMappings", um, nu);
+  kist_spec_gen_idmaps (g, "gidMappings", gm, ng);
+  kist_jgen_map_close (g);
+}
+
+/* DIR is the lower layer, never written by the sandbox.  In a user
+ * namespace the overlay keeps its metadata in user.* xattrs. */
+void
+kist_workspace_gen_mounts (struct kist_jgen *g, const struct kist_workspace_mounts *m)
+{
+  static const char *const skel_opts[] = { "bind", "ro", "nosuid", "nodev", NULL };
+  _cleanup_free_ char *w = xasprintf ("%s%s", m->rootfs, m->workdir);
+  _cleanup_free_ char *upper = NULL, *work = NULL, *lower = NULL, *lower_dest = NULL;
+  if (m->layers)
+    {
+      _cleanup_free_ char *sz = m->size ? xasprintf ("size=%llu", (unsigned long long) m->size)
+                                        : NULL;
+      _cleanup_free_ char *ino
+          = m->inodes ? xasprintf ("nr_inodes=%llu", (unsigned long long) m->inodes
+                                                         + KIST_WORKSPACE_INODE_OVERHEAD)
+                      : NULL;
+      const char *tmpfs_opts[] = { "nosuid", "nodev", "tmpcopyup", sz ? sz : ino, sz ? ino : NULL,
+                                   NULL };
+      kist_spec_gen_mount (g, m->workdir, "bind", m->layers, skel_opts);
+      kist_spec_gen_mount (g, m->workdir, "tmpfs", "workspace", tmpfs_opts);
+      upper = xasprintf ("upperdir=%s/%s", w, KIST_WORKSPACE_UPPER);
+      work = xasprintf ("workdir=%s/%s", w, KIST_WORKSPACE_WORK);
+      lower_dest = xasprintf ("%s/%s", m->workdir, KIST_WORKSPACE_LOWER);
+    }
+  else
+    {
+      upper = xasprintf ("upperdir=%s", m->upper);
+      work = xasprintf ("workdir=%s", m->ovl_work);
+      lower_dest = xstrdup (m->workdir);
+    }
+  if (m->plan->idmap)
+    {
+      gen_idmapped_lower (g, lower_dest, m->dir, m->plan);
+      lower = xasprintf ("lowerdir=%s%s", m->rootfs, lower_dest);
+    }
+  else
+    lower = xasprintf ("lowerdir=%s", m->dir);
+  const char *ovl_opts[] = { "nosuid", "nodev", lower, upper, work,
+                             m->userns ? "userxattr" : NULL, NULL };
+  kist_spec_gen_mount (g, m->workdir, "overlay", "overlay", ovl_opts);
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static int
@@ -154,7 +253,8 @@ remove_children (const struct rm_ctx *c, int fd, const char *path, int depth,
 int
 kist_workspace_remove (int sbfd, const char *sb_path, struct kist_error **err)
 {
-  static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK };
+  static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK,
+                                       KIST_WORKSPACE_LAYERS };
   struct rm_ctx c = { .what = "remove the workspace overlay dirs" };
   int removed = 0;
   for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
@@ -171,8 +271,47 @@ kist_workspace_remove (int sbfd, const char *sb_path, struct kist_error **err)
 
 /* ------------------------------------------------------------ prepare */
 
+size_t
+kist_workspace_swap_map (uint32_t a, uint32_t b, struct kist_idmap m[5])
+{
+  uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+  size_t n = 0;
+  if (lo == hi)
+    {
+      m[n++] = (struct kist_idmap){ .container_id = 0, .host_id = 0, .size = UINT32_MAX };
+      return n;
+    }
+  if (lo > 0)
+    m[n++] = (struct kist_idmap){ .container_id = 0, .host_id = 0, .size = lo };
+  m[n++] = (struct kist_idmap){ .container_id = lo, .host_id = hi, .size = 1 };
+  if (hi - lo > 1)
+    m[n++] = (struct kist_idmap){ .container_id = lo + 1, .host_id = lo + 1, .size = hi - lo - 1 };
+  m[n++] = (struct kist_idmap){ .container_id = hi, .host_id = lo, .size = 1 };
+  if (hi < UINT32_MAX - 1)   /* ids up to 4294967294: (uid_t) -1 is never mapped */
+    m[n++] = (struct kist_idmap){ .container_id = hi + 1, .host_id = hi + 1,
+                                  .size = UINT32_MAX - 1 - hi };
+  return n;
+}
+
+/* The unprivileged caller's workspace must be its own (see workspace.h). */
+static int
+check_rootless_owner (const char *ws, const struct stat *wst, bool commits,
+                      struct kist_error **err)
+{
+  if (geteuid () == 0 || !commits || wst->st_uid == geteuid ())
+    return 0;
+  return kist_error_make (err, EACCES,
+                          "--workspace `%s` belongs to uid %u, not to you (uid %u): an "
+                          "unprivileged kist cannot show it to the sandbox as the sandbox "
+                          "user's nor commit into it with its owner's ids; use a directory you "
+                          "own, run kist as root (DIR's owner is then mapped to the sandbox "
+                          "user), or give --commit never to only read it",
+                          ws, (unsigned) wst->st_uid, (unsigned) geteuid ());
+}
+
 int
-kist_workspace_prepare (int sbfd, const char *sb_path, const char *ws, struct kist_error **err)
+kist_workspace_prepare (int sbfd, const char *sb_path, const char *ws, bool commits,
+                        struct kist_workspace_plan *plan, struct kist_error **err)
 {
   struct stat wst;
   _cleanup_close_ int wsfd = open (ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -180,35 +319,59 @@ kist_workspace_prepare (int sbfd, const char *sb_path, const char *ws, struct ki
     return kist_error_make (err, errno, "--workspace `%s`: open the directory", ws);
   if (kist_workspace_check_path (sb_path, "the sandbox directory", err) < 0)
     return kist_error_wrap (err, "--workspace (choose a --root without those characters)");
+  if (check_rootless_owner (ws, &wst, commits, err) < 0)
+    return -1;
+  bool root = geteuid () == 0;
+  plan->owner_uid = (uint32_t) wst.st_uid;
+  plan->owner_gid = (uint32_t) wst.st_gid;
+  plan->idmap = root && (plan->owner_uid != plan->sb_uid || plan->owner_gid != plan->sb_gid);
+  /* The overlay's root directory shows the upper dir's owner and mode:
+   * DIR's owner as the sandbox sees it, DIR's mode. */
+  uid_t u = plan->idmap ? plan->sb_uid : wst.st_uid;
+  gid_t g = plan->idmap ? plan->sb_gid : wst.st_gid;
 
-  static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK };
-  for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
+  _cleanup_free_ char *base = plan->tmpfs ? xasprintf ("%s/%s", sb_path, KIST_WORKSPACE_LAYERS)
+                                          : xstrdup (sb_path);
+  _cleanup_close_ int lfd = -1;
+  int dirfd = sbfd;
+  if (plan->tmpfs)
     {
-      if (mkdirat (sbfd, names[i], 0700) < 0)
+      if (mkdirat (sbfd, KIST_WORKSPACE_LAYERS, 0700) < 0
+          || (lfd = openat (sbfd, KIST_WORKSPACE_LAYERS,
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         {
-          kist_error_make (err, errno, "--workspace: create `%s/%s`", sb_path, names[i]);
+          kist_error_make (err, errno, "--workspace: create `%s`", base);
+          goto fail;
+        }
+      dirfd = lfd;
+    }
+  static const char *const names[] = { KIST_WORKSPACE_UPPER, KIST_WORKSPACE_WORK,
+                                       KIST_WORKSPACE_LOWER };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (names) - (plan->tmpfs ? 0 : 1); i++)
+    {
+      if (mkdirat (dirfd, names[i], 0700) < 0)
+        {
+          kist_error_make (err, errno, "--workspace: create `%s/%s`", base, names[i]);
           goto fail;
         }
       _cleanup_close_ int fd
-          = openat (sbfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          = openat (dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         {
-          kist_error_make (err, errno, "--workspace: open `%s/%s`", sb_path, names[i]);
+          kist_error_make (err, errno, "--workspace: open `%s/%s`", base, names[i]);
           goto fail;
         }
       if (i > 0)
         continue;
-      /* The overlay's root directory shows the upper dir's owner and mode:
-       * make them the workspace's, so the sandbox sees DIR as it is. */
-      if (geteuid () == 0 && fchown (fd, wst.st_uid, wst.st_gid) < 0)
+      if (root && fchown (fd, u, g) < 0)
         {
-          kist_error_make (err, errno, "--workspace: chown `%s/%s` to %u:%u", sb_path, names[i],
-                           (unsigned) wst.st_uid, (unsigned) wst.st_gid);
+          kist_error_make (err, errno, "--workspace: chown `%s/%s` to %u:%u", base, names[i],
+                           (unsigned) u, (unsigned) g);
           goto fail;
         }
       if (fchmod (fd, wst.st_mode & 07777) < 0)
         {
-          kist_error_make (err, errno, "--workspace: chmod `%s/%s`", sb_path, names[i]);
+          kist_error_make (err, errno, "--workspace: chmod `%s/%s`", base, names[i]);
           goto fail;
         }
     }
@@ -227,7 +390,9 @@ fail:
 struct merge_ctx
 {
   dev_t dev;           /* the workspace's filesystem */
-  bool copy_owner;
+  bool copy_owner;     /* set the owner (root): the replaced entry's, else uid:gid */
+  uid_t uid;           /* DIR's owner: of every new entry */
+  gid_t gid;
   const char *ws;      /* for messages */
   struct kist_workspace_stats *st;
   struct rm_ctx rm;
@@ -252,6 +417,14 @@ static bool
 has_xattr (int fd, const char *name)
 {
   return fgetxattr (fd, name, NULL, 0) >= 0;
+}
+
+/* The owner of the entry written in place of ds (exists) or new. */
+static void
+owner_for (const struct merge_ctx *c, const struct stat *ds, bool exists, uid_t *u, gid_t *g)
+{
+  *u = exists ? ds->st_uid : c->uid;
+  *g = exists ? ds->st_gid : c->gid;
 }
 
 static void
@@ -361,10 +534,13 @@ merge_file (struct merge_ctx *c, int ufd, int dfd, const char *name, const char 
       kist_error_make (err, -r, "commit: copy `%s`", rel);
       goto fail;
     }
-  if (c->copy_owner && fchown (out, us->st_uid, us->st_gid) < 0)
+  uid_t ou;
+  gid_t og;
+  owner_for (c, ds, exists, &ou, &og);
+  if (c->copy_owner && fchown (out, ou, og) < 0)
     {
-      kist_error_make (err, errno, "commit: chown `%s` to %u:%u", rel, (unsigned) us->st_uid,
-                       (unsigned) us->st_gid);
+      kist_error_make (err, errno, "commit: chown `%s` to %u:%u", rel, (unsigned) ou,
+                       (unsigned) og);
       goto fail;
     }
   if (fchmod (out, us->st_mode & 07777) < 0)
@@ -406,7 +582,10 @@ merge_symlink (struct merge_ctx *c, int ufd, int dfd, const char *name, const ch
     }
   if (r < 0)
     return kist_error_make (err, errno, "commit: create a temp symlink next to `%s`", rel);
-  if (c->copy_owner && fchownat (dfd, tmp, us->st_uid, us->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+  uid_t ou;
+  gid_t og;
+  owner_for (c, ds, exists, &ou, &og);
+  if (c->copy_owner && fchownat (dfd, tmp, ou, og, AT_SYMLINK_NOFOLLOW) < 0)
     {
       kist_error_make (err, errno, "commit: chown the symlink `%s`", rel);
       unlinkat (dfd, tmp, 0);
@@ -427,6 +606,9 @@ merge_subdir (struct merge_ctx *c, int ufd, int dfd, const char *name, const cha
   if (usub < 0)
     return kist_error_make (err, errno, "commit: open the directory `%s` in the upper dir", rel);
   bool opaque = is_opaque (usub);
+  uid_t ou;
+  gid_t og;
+  owner_for (c, ds, exists, &ou, &og);
   if (exists && !S_ISDIR (ds->st_mode))
     {
       if (unlinkat (dfd, name, 0) < 0 && errno != ENOENT)
@@ -460,7 +642,7 @@ merge_subdir (struct merge_ctx *c, int ufd, int dfd, const char *name, const cha
     return -1;
   if (merge_dir (c, usub, dsub, rel, depth + 1, err) < 0)
     return -1;
-  if (c->copy_owner && fchown (dsub, us->st_uid, us->st_gid) < 0)
+  if (c->copy_owner && fchown (dsub, ou, og) < 0)
     return kist_error_make (err, errno, "commit: chown the directory `%s`", rel);
   if (fchmod (dsub, us->st_mode & 07777) < 0)
     return kist_error_make (err, errno, "commit: chmod the directory `%s`", rel);
@@ -542,7 +724,7 @@ merge_dir (struct merge_ctx *c, int ufd, int dfd, const char *rel, int depth,
 }
 
 int
-kist_workspace_commit (int sbfd, const char *sb_path, const char *ws, bool copy_owner,
+kist_workspace_commit (int ufd, const char *upper, const char *ws, bool set_owner,
                        struct kist_workspace_stats *st, struct kist_error **err)
 {
   memset (st, 0, sizeof *st);
@@ -550,13 +732,12 @@ kist_workspace_commit (int sbfd, const char *sb_path, const char *ws, bool copy_
   struct stat dst, ust;
   if (dfd < 0 || fstat (dfd, &dst) < 0)
     return kist_error_make (err, errno, "commit into the workspace `%s`: open it", ws);
-  _cleanup_close_ int ufd = open_dir_at (sbfd, KIST_WORKSPACE_UPPER, NULL);
-  if (ufd < 0 || fstat (ufd, &ust) < 0)
-    return kist_error_make (err, errno, "commit into the workspace `%s`: open the upper dir `%s/%s`",
-                            ws, sb_path, KIST_WORKSPACE_UPPER);
+  if (fstat (ufd, &ust) < 0)
+    return kist_error_make (err, errno, "commit into the workspace `%s`: stat the upper dir %s",
+                            ws, upper);
   struct merge_ctx c = {
-    .dev = dst.st_dev, .copy_owner = copy_owner, .ws = ws, .st = st,
-    .rm = { .what = "commit" },
+    .dev = dst.st_dev, .copy_owner = set_owner, .uid = dst.st_uid, .gid = dst.st_gid, .ws = ws,
+    .st = st, .rm = { .what = "commit" },
   };
   if (merge_dir (&c, ufd, dfd, "", 0, err) < 0)
     return kist_error_wrap (err, "commit into the workspace `%s` (it may hold part of the changes)",
@@ -564,5 +745,185 @@ kist_workspace_commit (int sbfd, const char *sb_path, const char *ws, bool copy_
   /* The workdir itself: a chmod inside the sandbox is in the upper root. */
   if ((ust.st_mode & 07777) != (dst.st_mode & 07777) && fchmod (dfd, ust.st_mode & 07777) < 0)
     return kist_error_make (err, errno, "commit into the workspace `%s`: chmod it", ws);
+  return 0;
+}
+
+/* ------------------------------------------------------------- quotas */
+
+/* The child of kist_workspace_fetch: never returns. */
+static void __attribute__ ((noreturn))
+fetch_child (int sock, int userns, int mntns, const char *workdir)
+{
+  struct statfs sf;
+  const char *step = NULL;
+  int fd = -1;
+  errno = 0;
+  if (userns >= 0 && setns (userns, CLONE_NEWUSER) < 0)
+    step = "enter the sandbox's user namespace";
+  else if (setns (mntns, CLONE_NEWNS) < 0)
+    step = "enter the sandbox's mount namespace";
+  else if (statfs (workdir, &sf) < 0 || (sf.f_type != OVERLAYFS_SUPER_MAGIC && (errno = EINVAL)))
+    step = "find the overlay at the workdir";
+  else if (umount2 (workdir, MNT_DETACH) < 0)
+    step = "unmount the overlay at the workdir (in the sandbox's mount namespace)";
+  else if ((fd = open (workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    step = "open the workdir under the overlay";
+  else if (fstatfs (fd, &sf) < 0 || (sf.f_type != TMPFS_MAGIC && (errno = EINVAL)))
+    step = "find the workspace tmpfs under the overlay";
+  if (step == NULL && kist_sync_send_fd (sock, KIST_SYNC_SECCOMP_FD, "ws", 2, fd) == 0)
+    _exit (0);
+  struct kist_error e = { .errnum = errno ? errno : EIO, .status = KIST_EXIT_FAILURE };
+  char msg[160];
+  snprintf (msg, sizeof msg, "%s", step ? step : "send the tmpfs to kist");
+  e.msg = msg;
+  kist_sync_send_error (sock, &e);
+  _exit (1);
+}
+
+int
+kist_workspace_fetch (int userns, int mntns, const char *workdir, int *fsfd, int *ufd,
+                      struct kist_error **err)
+{
+  *fsfd = *ufd = -1;
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return kist_error_make (err, errno, "--workspace: socketpair");
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (sv[0]);
+      fetch_child (sv[1], userns, mntns, workdir);
+    }
+  close (sv[1]);
+  _cleanup_close_ int sock = sv[0];
+  if (pid < 0)
+    return kist_error_make (err, errno, "--workspace: fork to read the workspace tmpfs");
+  char type = 0;
+  _cleanup_free_ char *payload = NULL;
+  size_t len = 0;
+  int fd = -1;
+  int r = kist_sync_recv_fd (sock, &type, &payload, &len, &fd);
+  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (r == 0 && type == KIST_SYNC_ERROR)
+    {
+      kist_sync_decode_error (payload, len, err);
+      return kist_error_wrap (err, "--workspace: read the workspace tmpfs in the sandbox's mount "
+                                   "namespace");
+    }
+  if (r < 0 || fd < 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      return kist_error_make (err, r < 0 ? -r : EPROTO,
+                              "--workspace: the workspace tmpfs did not arrive from the sandbox's "
+                              "mount namespace");
+    }
+  *fsfd = fd;
+  *ufd = openat (fd, KIST_WORKSPACE_UPPER, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*ufd < 0)
+    {
+      close (steal_fd (fsfd));
+      return kist_error_make (err, errno, "--workspace: open the upper dir in the workspace tmpfs");
+    }
+  return 0;
+}
+
+/* The first regular file of fsize bytes or more under fd (rel names it). */
+static int
+find_big (int fd, const char *rel, uint64_t fsize, int depth, char **found, off_t *size)
+{
+  if (depth > WS_MAX_DEPTH)
+    return -ELOOP;
+  /* Its own open file (not a dup: the merge reads fd's directory later). */
+  int rfd = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rfd < 0)
+    return -errno;
+  _cleanup_dir_ DIR *d = fdopendir (rfd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (rfd);
+      return -e;
+    }
+  struct dirent *de;
+  while (*found == NULL && (de = kist_readdir (d)) != NULL)
+    {
+      struct stat st;
+      if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+      _cleanup_free_ char *sub = rel[0] ? xasprintf ("%s/%s", rel, de->d_name)
+                                        : xstrdup (de->d_name);
+      if (S_ISREG (st.st_mode) && (uint64_t) st.st_size >= fsize)
+        {
+          *found = steal_pointer (&sub);
+          *size = st.st_size;
+        }
+      else if (S_ISDIR (st.st_mode))
+        {
+          _cleanup_close_ int sfd = open_dir_at (fd, de->d_name, &st);
+          if (sfd < 0)
+            return -errno;
+          int r = find_big (sfd, sub, fsize, depth + 1, found, size);
+          if (r < 0)
+            return r;
+        }
+    }
+  return 0;
+}
+
+int
+kist_workspace_overflow (int fsfd, int ufd, const struct kist_workspace_limits *l, char **why,
+                         int *errnum, struct kist_error **err)
+{
+  *why = NULL;
+  struct statfs sf;
+  if (fsfd >= 0 && fstatfs (fsfd, &sf) == 0)
+    {
+      unsigned long long bs = (unsigned long long) sf.f_bsize;
+      if (sf.f_bfree == 0)
+        {
+          *errnum = ENOSPC;
+          *why = l->size ? xasprintf ("its upper layer is full: %llu bytes of --workspace-size "
+                                      "%llu",
+                                      (unsigned long long) sf.f_blocks * bs,
+                                      (unsigned long long) l->size)
+                         : xasprintf ("its upper layer is full: %llu bytes (the tmpfs's default "
+                                      "size; give --workspace-size)",
+                                      (unsigned long long) sf.f_blocks * bs);
+          return 1;
+        }
+      if (sf.f_ffree == 0)
+        {
+          unsigned long long used = (unsigned long long) sf.f_files;
+          used = used > KIST_WORKSPACE_INODE_OVERHEAD ? used - KIST_WORKSPACE_INODE_OVERHEAD : 0;
+          *errnum = EDQUOT;
+          *why = xasprintf ("its upper layer has no inodes left: %llu of --workspace-inodes %llu",
+                            used, (unsigned long long) (l->inodes ? l->inodes : sf.f_files));
+          return 1;
+        }
+    }
+  if (l->fsize)
+    {
+      _cleanup_free_ char *found = NULL;
+      off_t size = 0;
+      int r = find_big (ufd, "", l->fsize, 0, &found, &size);
+      if (r < 0)
+        return kist_error_make (err, -r, "--workspace: look for files of --max-file-size in the "
+                                         "upper dir");
+      if (found)
+        {
+          *errnum = EFBIG;
+          *why = xasprintf ("a file reached --max-file-size %llu: `%s` (%lld bytes)",
+                            (unsigned long long) l->fsize, found, (long long) size);
+          return 1;
+        }
+    }
+  if (l->xfsz)
+    {
+      *errnum = EFBIG;
+      *why = xstrdup ("the command was killed by SIGXFSZ (a file reached --max-file-size)");
+      return 1;
+    }
   return 0;
 }
