@@ -89,7 +89,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_ROOTFS = 256, O_RO, O_RW, O_ROTRY, O_RWTRY, O_SYMLINK, O_DIR, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
-    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
+    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT, O_FILE, O_CHMOD, O_DEV
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -130,6 +130,9 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "status-fd", required_argument, NULL, O_STATUSFD },
     { "report-format", required_argument, NULL, O_REPORTFMT },
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { "file", required_argument, NULL, O_FILE },
+    { "chmod", required_argument, NULL, O_CHMOD },
+    { "dev", required_argument, NULL, O_DEV },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -162,6 +165,22 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         break;
       case O_DIR:
         if (kist_sandbox_add_dir (o, optarg, err) < 0)
+          return -1;
+        break;
+      case O_FILE:
+      case O_CHMOD:
+        /* Two arguments, as bwrap: FD DEST, OCTAL PATH. */
+        if (optind >= argc || strcmp (argv[optind], "--") == 0)
+          return usage_error (err, c == O_FILE ? "--file `%s`: expected FD DEST"
+                                               : "--chmod `%s`: expected OCTAL PATH",
+                              optarg);
+        if ((c == O_FILE ? kist_sandbox_add_file : kist_sandbox_add_chmod) (o, optarg,
+                                                                            argv[optind++], err)
+            < 0)
+          return -1;
+        break;
+      case O_DEV:
+        if (kist_sandbox_add_dev (o, optarg, err) < 0)
           return -1;
         break;
       case O_TMPFS:
@@ -331,17 +350,19 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--report-format `%s`: expected json or text", optarg);
         break;
       case O_DEGRADE: f->allow_degraded = optarg; break;
-      case 'h': kist_cmd_help ("sandbox"); exit (0);
+      case 'h': kist_sandbox_help (); exit (0);
       default:
         return usage_error (err, "unknown option or missing value: `%s` (see kist-sandbox(8))",
                             argv[optind - 1]);
       }
   if (optind >= argc)
     return usage_error (err, "%s", "no COMMAND given: kist sandbox [OPTIONS] -- COMMAND [ARG...]");
-  if (o->rootfs && (o->n_links || o->n_dirs))
-    return usage_error (err, "%s",
-                        "--symlink and --dir make entries in the empty root kist makes: not with "
-                        "--rootfs (make them in that directory, or bind a --tmpfs)");
+  if (kist_sandbox_check_entries (o, err) < 0)
+    return -1;
+  for (size_t i = 0; i < o->n_files; i++)
+    if (o->files[i].fd == f->report_fd || o->files[i].fd == f->status_fd)
+      return usage_error (err, "--file %s: its fd is also --report-fd or --status-fd",
+                          o->files[i].dest);
   if (o->userns && geteuid () != 0)
     return usage_error (err, "%s",
                         "--userns: only for root; an unprivileged caller always gets a user "
