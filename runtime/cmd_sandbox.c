@@ -164,7 +164,8 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return -1;
         break;
       case O_DIR:
-        if (kist_sandbox_add_dir (o, optarg, err) < 0)
+      case O_DEV:
+        if ((c == O_DIR ? kist_sandbox_add_dir : kist_sandbox_add_dev) (o, optarg, err) < 0)
           return -1;
         break;
       case O_FILE:
@@ -177,10 +178,6 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         if ((c == O_FILE ? kist_sandbox_add_file : kist_sandbox_add_chmod) (o, optarg,
                                                                             argv[optind++], err)
             < 0)
-          return -1;
-        break;
-      case O_DEV:
-        if (kist_sandbox_add_dev (o, optarg, err) < 0)
           return -1;
         break;
       case O_TMPFS:
