@@ -89,10 +89,17 @@ kist_sandbox_add_file (struct kist_sandbox_opts *o, const char *fdarg, const cha
                             "--file %d `%s`: fd %d is the sandbox's standard %s, not data to "
                             "read: give the data on another fd (e.g. `3< FILE`)",
                             fd, dest, fd, fd == 1 ? "output" : "error");
-  if (fcntl (fd, F_GETFD) < 0)
+  int fl = fcntl (fd, F_GETFD);
+  if (fl < 0)
     return kist_error_make (err, EBADF,
                             "--file %d `%s`: fd %d is not open (open it for kist, e.g. `%d< FILE`)",
                             fd, dest, fd, fd);
+  /* What kist opens itself (--log FILE, ...) is close-on-exec; an fd it was
+   * given survived an exec. */
+  if (fl & FD_CLOEXEC)
+    return kist_error_make (err, EBADF,
+                            "--file %d `%s`: fd %d is one kist opened itself, not one it was given",
+                            fd, dest, fd);
   if (!valid_entry_path (dest))
     return kist_error_make (err, EINVAL,
                             "--file %d `%s`: expected an absolute path other than / without `..`",

@@ -127,6 +127,12 @@ run_cases ()
     expect_ne "--file 9: bwrap fails too ($MODE)" 0 "$BRC"
   fi
   refused file-stdout "--file 1" "standard output" --file 1 /x
+  if [ "$MODE" = root ]; then
+    # kist's own --log file is its fd 3 here (close-on-exec): not data.
+    kc file-own --log "$T/own.log" sandbox "${BASE[@]}" --file 3 /f -- true
+    expect_eq "--file of an fd kist opened itself (--log): exit 125" 125 "$RC"
+    expect_contains "--file of kist's own fd: the error says so" "$ERR" "one kist opened itself"
+  fi
   refused file-twice "the same fd twice" "already the data of" --file 3 /x --file 3 /y
   refused file-nofd "--file without DEST" "expected FD DEST" --file 3
   refused file-bind "--file under a --ro bind" "the mount at \`/usr\` (--ro) would hide it" \
