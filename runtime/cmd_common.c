@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "sandbox.h"
 #include "util.h"
 
 int
@@ -351,53 +352,7 @@ static const struct cmd_help helps[] = {
     "      --stats                 print the statistics once and exit\n"
     "      --interval DURATION     time between statistics (default: 5s)\n",
     NULL },
-  { "sandbox", "[OPTIONS] -- COMMAND [ARG...]",
-    "Run COMMAND once in a fresh, disposable sandbox and remove the sandbox afterwards.",
-    "      --rootfs DIR            read-only root from DIR (default: an empty directory)\n"
-    "      --ro SRC[:DEST]         bind host path SRC read-only (repeatable)\n"
-    "      --rw SRC[:DEST]         bind host path SRC writable (repeatable)\n"
-    "      --ro-try SRC[:DEST]     as --ro, skipped when SRC does not exist\n"
-    "      --rw-try SRC[:DEST]     as --rw, skipped when SRC does not exist\n"
-    "      --symlink TARGET DEST   a symlink at DEST in the empty root (repeatable)\n"
-    "      --dir DEST              a directory at DEST in the empty root (repeatable)\n"
-    "      --tmpfs DEST[:SIZE]     a tmpfs at DEST (repeatable)\n"
-    "      --workdir DIR           where the scratch directory is mounted (default: /work)\n"
-    "      --scratch-size SIZE     size of the scratch tmpfs (default: 256m)\n"
-    "      --scratch-inodes N      inodes of the scratch tmpfs (default: 65536)\n"
-    "      --keep                  a kept host directory as the workdir instead of a tmpfs\n"
-    "      --workspace DIR         an overlay on DIR as the workdir\n"
-    "      --commit on-success|always|never  when to merge the --workspace changes\n"
-    "      --workspace-size SIZE   bound the --workspace changes: a tmpfs of SIZE (root)\n"
-    "      --workspace-inodes N    bound the --workspace changes to N inodes (root)\n"
-    "      --max-file-size SIZE    = --fsize; a file that reaches it is never committed\n"
-    "      --setenv KEY=VALUE      set an environment variable (repeatable)\n"
-    "      --env-file FILE         KEY=VALUE lines to set\n"
-    "      --uid N                 the user inside (default: 65534)\n"
-    "      --gid N                 the group inside (default: 65534)\n"
-    "      --hostname NAME         default: sandbox\n"
-    "      --seccomp default|strict|none|PATH  the seccomp profile (default: strict)\n"
-    "      --net none|host         an empty network namespace with lo (default) or the host's\n"
-    "      --userns                refused for now\n"
-    "      --cwd DIR               the working directory (default: the workdir)\n"
-    "      --memory SIZE           memory.max\n"
-    "      --pids N                pids.max\n"
-    "      --cpus F                cpu.max: F CPUs\n"
-    "      --nofile N              RLIMIT_NOFILE\n"
-    "      --fsize SIZE            RLIMIT_FSIZE (also --max-file-size)\n"
-    "      --nproc N               RLIMIT_NPROC\n"
-    "      --core SIZE             RLIMIT_CORE\n"
-    "      --cpu-time SECONDS      RLIMIT_CPU\n"
-    "      --timeout DURATION      kill the whole sandbox after DURATION (exit 124)\n"
-    "      --grace DURATION        after SIGINT, SIGTERM, SIGHUP or SIGQUIT (passed on to the\n"
-    "                              command), kill the whole sandbox DURATION later (default: 3s)\n"
-    "      --report FILE|-         write the report to FILE, or to stdout\n"
-    "      --report-fd N           write the report to file descriptor N\n"
-    "      --status-fd N           one JSON object per line on fd N: when the command started\n"
-    "                              (pids, namespaces) and when it ended (how, status, usage)\n"
-    "      --report-format json|text  format of --report and --report-fd (default: json)\n"
-    "      --allow-degraded LIST   layers that may fail: comma-separated layer names, P.*\n"
-    "                              prefixes or all (added to the global --allow-degraded)\n",
-    NULL },
+  /* sandbox: kist_sandbox_help (sandbox_opts.c), its options grouped as in its man page */
   { "gc", "[OPTIONS]", "Remove sandboxes whose deadline passed or whose kist process died.",
     "  -n, --dry-run               only print what would be removed\n"
     "  -f, --format text|json      output format (default: text)\n",
@@ -432,6 +387,8 @@ kist_cmd_is_help (const char *arg)
 int
 kist_cmd_help (const char *cmd)
 {
+  if (strcmp (cmd, "sandbox") == 0)
+    return kist_sandbox_help ();
   for (size_t i = 0; i < KIST_ARRAY_SIZE (helps); i++)
     {
       const struct cmd_help *h = &helps[i];

@@ -91,7 +91,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
     O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT, O_WSSIZE, O_WSINODES,
-    O_MAXFSIZE
+    O_MAXFSIZE, O_FILE, O_CHMOD, O_DEV
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -135,6 +135,9 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "workspace-size", required_argument, NULL, O_WSSIZE },
     { "workspace-inodes", required_argument, NULL, O_WSINODES },
     { "max-file-size", required_argument, NULL, O_MAXFSIZE },
+    { "file", required_argument, NULL, O_FILE },
+    { "chmod", required_argument, NULL, O_CHMOD },
+    { "dev", required_argument, NULL, O_DEV },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -166,7 +169,20 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return -1;
         break;
       case O_DIR:
-        if (kist_sandbox_add_dir (o, optarg, err) < 0)
+      case O_DEV:
+        if ((c == O_DIR ? kist_sandbox_add_dir : kist_sandbox_add_dev) (o, optarg, err) < 0)
+          return -1;
+        break;
+      case O_FILE:
+      case O_CHMOD:
+        /* Two arguments, as bwrap: FD DEST, OCTAL PATH. */
+        if (optind >= argc || strcmp (argv[optind], "--") == 0)
+          return usage_error (err, c == O_FILE ? "--file `%s`: expected FD DEST"
+                                               : "--chmod `%s`: expected OCTAL PATH",
+                              optarg);
+        if ((c == O_FILE ? kist_sandbox_add_file : kist_sandbox_add_chmod) (o, optarg,
+                                                                            argv[optind++], err)
+            < 0)
           return -1;
         break;
       case O_TMPFS:
@@ -346,17 +362,19 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--workspace-inodes `%s`: expected a number > 0", optarg);
         break;
       case O_DEGRADE: f->allow_degraded = optarg; break;
-      case 'h': kist_cmd_help ("sandbox"); exit (0);
+      case 'h': kist_sandbox_help (); exit (0);
       default:
         return usage_error (err, "unknown option or missing value: `%s` (see kist-sandbox(8))",
                             argv[optind - 1]);
       }
   if (optind >= argc)
     return usage_error (err, "%s", "no COMMAND given: kist sandbox [OPTIONS] -- COMMAND [ARG...]");
-  if (o->rootfs && (o->n_links || o->n_dirs))
-    return usage_error (err, "%s",
-                        "--symlink and --dir make entries in the empty root kist makes: not with "
-                        "--rootfs (make them in that directory, or bind a --tmpfs)");
+  if (kist_sandbox_check_entries (o, err) < 0)
+    return -1;
+  for (size_t i = 0; i < o->n_files; i++)
+    if (o->files[i].fd == f->report_fd || o->files[i].fd == f->status_fd)
+      return usage_error (err, "--file %s: its fd is also --report-fd or --status-fd",
+                          o->files[i].dest);
   if ((o->ws_size || o->ws_inodes) && o->workspace == NULL)
     return usage_error (err, "%s",
                         "--workspace-size and --workspace-inodes bound the upper layer of "

@@ -59,6 +59,12 @@ kist_sandbox_opts_clear (struct kist_sandbox_opts *o)
   for (size_t i = 0; i < o->n_dirs; i++)
     free (o->dirs[i]);
   free (o->dirs);
+  for (size_t i = 0; i < o->n_files; i++)
+    free (o->files[i].dest);   /* the fd is the caller's: extra_entries closes it */
+  free (o->files);
+  for (size_t i = 0; i < o->n_chmods; i++)
+    free (o->chmods[i].path);
+  free (o->chmods);
   free (o->workdir);
   free (o->workspace);
   kist_strv_free (o->env);
@@ -348,68 +354,6 @@ merged_usr_links (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_
   return 0;
 }
 
-/* The parent of path in the empty root (every component made as a
- * directory of mode 0755, never followed if it is a symlink: an earlier
- * --symlink must not lead out of the root); *leaf is path's last name. */
-static int
-open_parent (int rootfs_fd, const char *path, const char **leaf, const char *flag,
-             struct kist_error **err)
-{
-  _cleanup_free_ char *copy = xstrdup (path);
-  int fd = fcntl (rootfs_fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0)
-    return kist_error_make (err, errno, "dup the sandbox root fd");
-  char *save = NULL, *next = NULL;
-  char *name = strtok_r (copy, "/", &save);
-  while (name && (next = strtok_r (NULL, "/", &save)) != NULL)
-    {
-      if (mkdirat (fd, name, 0755) < 0 && errno != EEXIST)
-        {
-          int e = errno;
-          close (fd);
-          return kist_error_make (err, e, "%s `%s`: create `%s` in the sandbox root", flag, path,
-                                  name);
-        }
-      int sub = openat (fd, name, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
-      int e = errno;
-      close (fd);
-      if (sub < 0)
-        return kist_error_make (err, e == ELOOP ? ENOTDIR : e,
-                                "%s `%s`: `%s` in the sandbox root is not a directory (a "
-                                "--symlink is never followed)",
-                                flag, path, name);
-      fd = sub;
-      name = next;
-    }
-  *leaf = path + (name ? (size_t) (name - copy) : 0);
-  return fd;
-}
-
-/* --dir and --symlink, in the order given: dirs first, then links. */
-static int
-extra_entries (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_error **err)
-{
-  for (size_t i = 0; i < o->n_dirs; i++)
-    {
-      const char *leaf;
-      _cleanup_close_ int pfd = open_parent (rootfs_fd, o->dirs[i], &leaf, "--dir", err);
-      if (pfd < 0)
-        return -1;
-      if (mkdirat (pfd, leaf, 0755) < 0 && errno != EEXIST)
-        return kist_error_make (err, errno, "--dir `%s`", o->dirs[i]);
-    }
-  for (size_t i = 0; i < o->n_links; i++)
-    {
-      const char *target = o->links[2 * i], *dest = o->links[2 * i + 1], *leaf;
-      _cleanup_close_ int pfd = open_parent (rootfs_fd, dest, &leaf, "--symlink", err);
-      if (pfd < 0)
-        return -1;
-      if (symlinkat (target, pfd, leaf) < 0)
-        return kist_error_make (err, errno, "--symlink `%s` `%s`", target, dest);
-    }
-  return 0;
-}
-
 /* The sandbox dir holds a few levels of mount points; deeper is not ours. */
 #define SANDBOX_MAX_DEPTH 64
 
@@ -462,6 +406,7 @@ kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, bool
   const struct kist_remove_opts ro = {
     .path = path, .top = path, .max_depth = SANDBOX_MAX_DEPTH,
     .keep = keep_work ? "work" : NULL, .kept = kept,
+    .chmod_own = true,   /* a --chmod without u+rwx on a directory of the empty root */
   };
   return kist_remove_tree_at (topfd, id, &ro, err);
 }
@@ -526,7 +471,7 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
           kist_error_make (err, errno, "open %s/rootfs", path);
           goto fail;
         }
-      if (merged_usr_links (rfd, o, err) < 0 || extra_entries (rfd, o, err) < 0)
+      if (merged_usr_links (rfd, o, err) < 0 || kist_sandbox_extra_entries (rfd, o, err) < 0)
         goto fail;
       out->rootfs = xasprintf ("%s/rootfs", path);
     }
@@ -544,19 +489,13 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
           kist_error_make (err, errno, "open %s/work", path);
           goto fail;
         }
-      /* Owned by the sandbox user on the host: as root that is the inside
-       * uid (shifted by 100000 with --userns); rootless it is the caller
-       * (the inside uid is mapped to it), so nothing to change. */
-      if (geteuid () == 0)
+      uid_t u;
+      gid_t g;
+      kist_sandbox_owner (o, &u, &g);   /* owned by the sandbox user */
+      if (fchown (wfd, u, g) < 0)
         {
-          uid_t u = o->uid + (o->userns ? 100000u : 0u);
-          gid_t g = o->gid + (o->userns ? 100000u : 0u);
-          if (fchown (wfd, u, g) < 0)
-            {
-              kist_error_make (err, errno, "chown %s/work to %u:%u", path, (unsigned) u,
-                               (unsigned) g);
-              goto fail;
-            }
+          kist_error_make (err, errno, "chown %s/work to %d:%d", path, (int) u, (int) g);
+          goto fail;
         }
       if (fchmod (wfd, 0755) < 0)
         {

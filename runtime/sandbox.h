@@ -36,6 +36,21 @@ struct kist_sandbox_bind
   bool rw;      /* --rw (else --ro) */
 };
 
+/* --file FD DEST: the data of fd FD (read until EOF when the empty root is
+ * made, then the fd is closed) becomes the file DEST. */
+struct kist_sandbox_file
+{
+  int fd;
+  char *dest;
+};
+
+/* --chmod OCTAL PATH: applied once every entry is made. */
+struct kist_sandbox_chmod
+{
+  mode_t mode;
+  char *path;
+};
+
 struct kist_sandbox_tmpfs
 {
   char *dest;
@@ -64,6 +79,10 @@ struct kist_sandbox_opts
   size_t n_links;
   char **dirs;                       /* --dir DEST */
   size_t n_dirs;
+  struct kist_sandbox_file *files;   /* --file FD DEST, in order */
+  size_t n_files;
+  struct kist_sandbox_chmod *chmods; /* --chmod OCTAL PATH, in order */
+  size_t n_chmods;
   char *workdir;                     /* default /work */
   uint64_t scratch_size;             /* bytes, default 256 MiB */
   uint64_t scratch_inodes;           /* default 65536 */
@@ -120,6 +139,36 @@ int kist_sandbox_add_link (struct kist_sandbox_opts *o, const char *target, cons
                            struct kist_error **err);
 int kist_sandbox_add_dir (struct kist_sandbox_opts *o, const char *dest, struct kist_error **err);
 int kist_sandbox_add_tmpfs (struct kist_sandbox_opts *o, const char *arg, struct kist_error **err);
+
+/* ---- bwrap's --file, --chmod and --dev (sandbox_opts.c) */
+
+/* --file FD DEST: FD must be open (not 1 or 2, not given twice); DEST as
+ * for --dir.  The fd is not read here. */
+int kist_sandbox_add_file (struct kist_sandbox_opts *o, const char *fd, const char *dest,
+                           struct kist_error **err);
+/* --chmod OCTAL PATH: PATH must be an entry an earlier --dir or --file made,
+ * or a directory kist made above an earlier --dir, --file or --symlink (as
+ * bwrap, which needs PATH to exist when --chmod comes); no setuid/setgid. */
+int kist_sandbox_add_chmod (struct kist_sandbox_opts *o, const char *octal, const char *path,
+                            struct kist_error **err);
+/* --dev DEST: only /dev, which every sandbox has (bwrap's minimal set). */
+int kist_sandbox_add_dev (struct kist_sandbox_opts *o, const char *dest, struct kist_error **err);
+/* After all options: --file and --chmod paths must not be at or under a
+ * mount of the sandbox (it would hide them), nor be used with --rootfs. */
+int kist_sandbox_check_entries (const struct kist_sandbox_opts *o, struct kist_error **err);
+/* Is path (absolute) top itself or below it?  Compared by components ("//"
+ * and "." ignored). */
+bool kist_sandbox_path_under (const char *path, const char *top);
+/* The owner on the host of what kist makes for the sandbox user (the
+ * --keep work dir, --dir, --file): as root the inside uid/gid (+100000 with
+ * --userns), rootless -1 (the caller, to whom the inside ids are mapped). */
+void kist_sandbox_owner (const struct kist_sandbox_opts *o, uid_t *u, gid_t *g);
+/* Make --dir, --symlink, --file (the fd read, then closed) and --chmod in
+ * the empty root rootfs_fd. */
+int kist_sandbox_extra_entries (int rootfs_fd, const struct kist_sandbox_opts *o,
+                                struct kist_error **err);
+/* kist sandbox --help (grouped as in kist-sandbox(8)); returns 0. */
+int kist_sandbox_help (void);
 
 /* The directory of one sandbox (all paths absolute). */
 struct kist_sandbox_dir
