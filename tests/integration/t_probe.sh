@@ -35,23 +35,25 @@ HAVE_MEMORY=no
 MODE=root
 
 # kp TAG ARGS...: `kist sandbox ARGS` as root (--root $PROOT) or as nobody
-# (XDG_RUNTIME_DIR=$XDG); sets RC, OUT, ERR; $T/MODE-TAG.out holds stdout.
+# (XDG_RUNTIME_DIR=$XDG, from /); sets RC, OUT, ERR and JSON (its stdout's
+# file).  The pid of every kist it runs goes to $T/kpids (the id of any
+# sandbox it made would hold it: sandbox-PID-...).
 kp ()
 {
-  local tag=$MODE-$1
+  local tag=$MODE-$1 as=()
   shift
-  if [ "$MODE" = root ]; then
-    LAST=$T/$tag
-    printf 'kist --root %s sandbox %s\n' "$PROOT" "$*" > "$LAST.cmd"
-    timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$PROOT" sandbox "$@" \
-      > "$LAST.out" 2> "$LAST.err" < /dev/null
-    RC=$?
-    OUT=$(cat "$LAST.out")
-    ERR=$(cat "$LAST.err")
-  else
-    kn_in / "$tag" sandbox "$@"
-  fi
-  JSON=$T/$tag.out
+  [ "$MODE" = root ] || as=("${AS_NOBODY[@]}")
+  LAST=$T/$tag
+  printf 'kist sandbox %s (as %s)\n' "$*" "$MODE" > "$LAST.cmd"
+  local root=()
+  [ "$MODE" = root ] && root=(--root "$PROOT")
+  (cd / && XDG_RUNTIME_DIR=$XDG timeout -k 5 "$KIST_IT_TIMEOUT" \
+      sh -c 'echo $$ >> "$0"; exec "$@"' "$T/kpids" "${as[@]}" "$KIST" "${root[@]}" sandbox "$@") \
+    > "$LAST.out" 2> "$LAST.err" < /dev/null
+  RC=$?
+  OUT=$(cat "$LAST.out")
+  ERR=$(cat "$LAST.err")
+  JSON=$LAST.out
 }
 
 # json_ok FILE: FILE is one valid JSON document.
@@ -77,13 +79,18 @@ print(1 if any(l["requested"] and not l["available"] for l in d["layers"]) else 
 }
 
 # A snapshot of what a probe must not change: the state roots, the cgroup2
-# tree (only directories a sandbox would make: named sandbox-*) and this
-# test's mounts (it runs in its own mount namespace: a mount the probe leaked
-# out of its child would show here).
+# directories a sandbox of these kist processes would have made
+# (sandbox-PID-*, or the probe's own placeholder sandbox-ID) and this test's
+# mounts (it runs in its own mount namespace: a mount the probe leaked out of
+# its child would show here).  Other sandboxes on the host are not counted.
 snapshot ()
 {
+  local names=(-name sandbox-ID) p
+  for p in $(cat "$T/kpids" 2> /dev/null); do
+    names+=(-o -name "sandbox-$p-*")
+  done
   ls -A "$PROOT" "$XDG" 2>&1
-  [ -n "$CG2" ] && find "$CG2" -maxdepth 6 -type d -name 'sandbox-*' 2> /dev/null | sort
+  [ -n "$CG2" ] && find "$CG2" -maxdepth 6 -type d \( "${names[@]}" \) 2> /dev/null | sort
   awk '{ print $5, $9 }' /proc/self/mountinfo | sort
 }
 
