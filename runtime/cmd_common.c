@@ -387,7 +387,9 @@ static const struct cmd_help helps[] = {
     "                              (pids, namespaces) and when it ended (how, status, usage)\n"
     "      --report-format json|text  format of --report and --report-fd (default: json)\n"
     "      --allow-degraded LIST   layers that may fail: comma-separated layer names, P.*\n"
-    "                              prefixes or all (added to the global --allow-degraded)\n",
+    "                              prefixes or all (added to the global --allow-degraded)\n"
+    "      --probe[=table|json]    run nothing: which layers this host can apply for a sandbox\n"
+    "                              with the other options, why not and the fix (exit 0 or 1)\n",
     NULL },
   { "gc", "[OPTIONS]", "Remove sandboxes whose deadline passed or whose kist process died.",
     "  -n, --dry-run               only print what would be removed\n"
