@@ -11,6 +11,9 @@
 #include "util.h"
 #include "unit.h"
 
+/* The probe every test starts from (the checked fixture's). */
+static struct kist_probe P;
+
 static void
 sample (struct kist_probe *p, const char *policy)
 {
@@ -27,10 +30,21 @@ sample (struct kist_probe *p, const char *policy)
                   "memory controller not available (%s)", "hugetlb");
 }
 
+static void
+setup (void)
+{
+  sample (&P, NULL);
+}
+
+static void
+teardown (void)
+{
+  kist_probe_clear (&P);
+}
+
 START_TEST (test_can_and_status)
 {
-  struct kist_probe p;
-  sample (&p, NULL);
+  struct kist_probe p = P;
   ck_assert_str_eq (kist_probe_can (&p.rows[0]), "yes");
   ck_assert_str_eq (kist_probe_can (&p.rows[1]), "-");
   ck_assert_str_eq (kist_probe_can (&p.rows[2]), "degraded");
@@ -44,13 +58,14 @@ START_TEST (test_can_and_status)
   ck_assert_int_eq (kist_probe_status (&p), 0);
   kist_probe_clear (&p);
   ck_assert_uint_eq (p.n, 0);
+  ck_assert_ptr_null (p.rows);
+  P = p; /* nothing left for the teardown */
 }
 END_TEST
 
 START_TEST (test_summary)
 {
-  struct kist_probe p;
-  sample (&p, NULL);
+  struct kist_probe p = P;
   _cleanup_free_ char *s1 = kist_probe_summary (&p);
   ck_assert_ptr_nonnull (strstr (s1, "cannot be applied: cgroup.memory.max;"));
   ck_assert_ptr_nonnull (strstr (s1, "would refuse to run"));
@@ -64,14 +79,12 @@ START_TEST (test_summary)
   p.rows[3].available = true;
   _cleanup_free_ char *s4 = kist_probe_summary (&p);
   ck_assert_str_eq (s4, "every requested layer can be applied");
-  kist_probe_clear (&p);
 }
 END_TEST
 
 START_TEST (test_json)
 {
-  struct kist_probe p;
-  sample (&p, NULL);
+  struct kist_probe p = P;
   _cleanup_free_ char *json = kist_probe_json (&p);
   ck_assert (json[strlen (json) - 1] == '\n');
   yajl_val v = NULL;
@@ -103,15 +116,13 @@ START_TEST (test_json)
   ck_assert_ptr_nonnull (summary);
   ck_assert_ptr_nonnull (strstr (summary, "cgroup.memory.max"));
   yajl_tree_free (v);
-  kist_probe_clear (&p);
 }
 END_TEST
 
 START_TEST (test_table)
 {
-  struct kist_probe p;
-  sample (&p, NULL);
-  _cleanup_free_ char *t = kist_probe_table (&p);
+  /* The fix goes on a line of its own, under the detail column. */
+  _cleanup_free_ char *t = kist_probe_table (&P);
   ck_assert_ptr_nonnull (strstr (t, "LAYER              APPLY     DETAIL OR REASON\n"));
   ck_assert_ptr_nonnull (strstr (t, "\nnamespace.user     yes       can be created\n"));
   ck_assert_ptr_nonnull (strstr (t, "\nnamespace.net      -         not requested: --net host\n"));
@@ -119,7 +130,6 @@ START_TEST (test_table)
                                     "                             fix: add a range\n"));
   ck_assert_ptr_nonnull (strstr (t, "\ncgroup.memory.max  no        memory controller"));
   ck_assert_ptr_nonnull (strstr (t, "\nuser: uid 65534 (nobody), gid 65534\nsummary: cannot"));
-  kist_probe_clear (&p);
 }
 END_TEST
 
@@ -148,13 +158,13 @@ END_TEST
 int
 main (void)
 {
+  const TTest *tests[] = { test_can_and_status, test_summary, test_json, test_table,
+                           test_hint_and_words };
   Suite *s = suite_create ("probe");
   TCase *tc = tcase_create ("output");
-  tcase_add_test (tc, test_can_and_status);
-  tcase_add_test (tc, test_summary);
-  tcase_add_test (tc, test_json);
-  tcase_add_test (tc, test_table);
-  tcase_add_test (tc, test_hint_and_words);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (tests); i++)
+    tcase_add_test (tc, tests[i]);
   suite_add_tcase (s, tc);
   return kist_unit_run (s);
 }
