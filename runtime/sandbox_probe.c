@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "caps.h"
@@ -57,182 +58,6 @@
 #define SYS_landlock_create_ruleset 444
 #endif
 
-/* ------------------------------------------------------------ the rows */
-
-void
-kist_probe_clear (struct kist_probe *p)
-{
-  for (size_t i = 0; i < p->n; i++)
-    {
-      free (p->rows[i].layer);
-      free (p->rows[i].text);
-      free (p->rows[i].fix);
-    }
-  free (p->rows);
-  free (p->user);
-  memset (p, 0, sizeof *p);
-}
-
-void
-kist_probe_add (struct kist_probe *p, const char *layer, bool requested, bool available,
-                const char *fix, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  p->rows = xrealloc (p->rows, (p->n + 1) * sizeof *p->rows);
-  p->rows[p->n++] = (struct kist_probe_row){ .layer = xstrdup (layer), .requested = requested,
-                                             .available = available, .text = xvasprintf (fmt, ap),
-                                             .fix = xstrdup (fix) };
-  va_end (ap);
-}
-
-const char *
-kist_probe_can (const struct kist_probe_row *row)
-{
-  if (!row->requested)
-    return "-";
-  if (!row->available)
-    return "no";
-  return row->degraded ? "degraded" : "yes";
-}
-
-int
-kist_probe_status (const struct kist_probe *p)
-{
-  for (size_t i = 0; i < p->n; i++)
-    if (p->rows[i].requested && !p->rows[i].available)
-      return 1;
-  return 0;
-}
-
-char *
-kist_probe_summary (const struct kist_probe *p)
-{
-  _cleanup_report_ struct kist_report *r = kist_report_new ("probe", "sandbox", p->policy);
-  _cleanup_free_ char *names = xstrdup ("");
-  size_t n = 0, allowed = 0;
-  for (size_t i = 0; i < p->n; i++)
-    {
-      const struct kist_probe_row *row = &p->rows[i];
-      if (!row->requested || row->available)
-        continue;
-      char *more = xasprintf ("%s%s%s", names, n ? ", " : "", row->layer);
-      free (names);
-      names = more;
-      n++;
-      allowed += kist_report_may_degrade (r, row->layer);
-    }
-  if (n == 0)
-    return xstrdup ("every requested layer can be applied");
-  if (allowed == n)
-    return xasprintf ("cannot be applied: %s; --allow-degraded lets a sandbox with these options "
-                      "run without %s",
-                      names, n > 1 ? "them" : "it");
-  return xasprintf ("cannot be applied: %s; a sandbox with these options would refuse to run "
-                    "(--allow-degraded LAYER lets it run without a layer)",
-                    names);
-}
-
-char *
-kist_probe_json (const struct kist_probe *p)
-{
-  struct kist_jgen g = { .g = kist_json_gen_new (true, false) };
-  _cleanup_free_ char *summary = kist_probe_summary (p);
-  kist_jgen_map_open (&g);
-  kist_jgen_kint (&g, "probeVersion", KIST_PROBE_VERSION);
-  kist_jgen_str (&g, "user");
-  kist_jgen_map_open (&g);
-  kist_jgen_kint (&g, "uid", (long long) p->uid);
-  kist_jgen_kint (&g, "gid", (long long) p->gid);
-  kist_jgen_kstr (&g, "name", p->user);
-  kist_jgen_map_close (&g);
-  kist_jgen_str (&g, "layers");
-  kist_jgen_array_open (&g);
-  for (size_t i = 0; i < p->n; i++)
-    {
-      const struct kist_probe_row *row = &p->rows[i];
-      kist_jgen_map_open (&g);
-      kist_jgen_kstr (&g, "layer", row->layer);
-      kist_jgen_kbool (&g, "requested", row->requested);
-      kist_jgen_kbool (&g, "available", row->available);
-      if (row->degraded)
-        kist_jgen_kbool (&g, "degraded", true);
-      kist_jgen_kstr (&g, row->available ? "detail" : "reason", row->text);
-      if (row->fix)
-        kist_jgen_kstr (&g, "fix", row->fix);
-      kist_jgen_map_close (&g);
-    }
-  kist_jgen_array_close (&g);
-  kist_jgen_kstr (&g, "summary", summary);
-  kist_jgen_kint (&g, "status", kist_probe_status (p));
-  kist_jgen_map_close (&g);
-  char *json = kist_json_gen_take (g.g);
-  yajl_gen_free (g.g);
-  size_t len = strlen (json);
-  if (len == 0 || json[len - 1] != '\n')
-    {
-      json = xrealloc (json, len + 2);
-      memcpy (json + len, "\n", 2);
-    }
-  return json;
-}
-
-char *
-kist_probe_table (const struct kist_probe *p)
-{
-  int w = (int) strlen ("LAYER");
-  for (size_t i = 0; i < p->n; i++)
-    if ((int) strlen (p->rows[i].layer) > w)
-      w = (int) strlen (p->rows[i].layer);
-  _cleanup_free_ char *summary = kist_probe_summary (p);
-  char *out = xasprintf ("%-*s  %-8s  %s\n", w, "LAYER", "APPLY", "DETAIL OR REASON");
-  for (size_t i = 0; i < p->n; i++)
-    {
-      const struct kist_probe_row *row = &p->rows[i];
-      char *more = xasprintf ("%s%-*s  %-8s  %s%s\n", out, w, row->layer, kist_probe_can (row),
-                              row->requested ? "" : "not requested: ", row->text);
-      free (out);
-      out = more;
-      if (row->fix)
-        {
-          more = xasprintf ("%s%-*s  %-8s  fix: %s\n", out, w, "", "", row->fix);
-          free (out);
-          out = more;
-        }
-    }
-  char *all = xasprintf ("%s\nuser: uid %u (%s), gid %u\nsummary: %s\n", out, (unsigned) p->uid,
-                         p->user, (unsigned) p->gid, summary);
-  free (out);
-  return all;
-}
-
-void
-kist_probe_split_hint (const char *hint, char **reason, char **fix)
-{
-  const char *colon = strstr (hint, ": ");
-  if (colon == NULL)
-    {
-      *reason = xstrdup (hint);
-      *fix = NULL;
-      return;
-    }
-  *reason = xasprintf ("%.*s", (int) (colon - hint), hint);
-  *fix = xstrdup (colon + 2);
-}
-
-bool
-kist_probe_word_in (const char *list, const char *word)
-{
-  if (list == NULL)
-    return false;
-  _cleanup_free_ char *copy = xstrdup (list);
-  char *save = NULL;
-  for (char *t = strtok_r (copy, " \n", &save); t; t = strtok_r (NULL, " \n", &save))
-    if (strcmp (t, word) == 0)
-      return true;
-  return false;
-}
-
 /* --------------------------------------------------- the probe child */
 
 /* What the child found: 0 done, an errno, or -1 not tried. */
@@ -243,6 +68,8 @@ struct child_result
   int private_;   /* mount --make-rprivate / in its mount namespace */
   int scratch;    /* the scratch tmpfs */
   int overlay;    /* the --workspace overlay */
+  int bind;       /* the first --ro/--rw source that cannot be bound so */
+  size_t bind_idx;
   int lo;         /* lo up and read back */
 };
 
@@ -276,6 +103,24 @@ lo_up (void)
   return (ifr.ifr_flags & IFF_UP) ? 0 : EIO;
 }
 
+/* Each --ro/--rw source as the sandbox binds it: a detached recursive
+ * clone (open_tree) given the bind's attributes (mount_setattr), then
+ * dropped; never attached anywhere. */
+static void
+child_binds (const struct kist_sandbox_opts *o, struct child_result *r)
+{
+  r->bind = 0;
+  for (size_t i = 0; i < o->n_binds && r->bind == 0; i++)
+    {
+      _cleanup_close_ int t = open_tree (AT_FDCWD, o->binds[i].src,
+                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+      struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                                          | (o->binds[i].rw ? 0 : MOUNT_ATTR_RDONLY) };
+      if (t < 0 || mount_setattr (t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+        r->bind = errno ? errno : EIO, r->bind_idx = i;
+    }
+}
+
 /* The mounts, in the child's own (private) mount namespace, over /tmp. */
 static void
 child_mounts (const struct kist_sandbox_opts *o, bool userns, struct child_result *r)
@@ -283,6 +128,7 @@ child_mounts (const struct kist_sandbox_opts *o, bool userns, struct child_resul
   r->private_ = err_of (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
   if (r->private_)
     return; /* never mount where it could propagate */
+  child_binds (o, r);
   /* The workspace may lie under /tmp, which the tmpfs hides. */
   _cleanup_close_ int lower = o->workspace ? open (o->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)
                                            : -1;
@@ -507,8 +353,38 @@ probe_idmap (struct kist_probe *p, const struct kist_spec *s, const struct child
 
 /* ------------------------------------------------------- mounts, lo */
 
+/* The state root the sandbox would use (without creating it, as
+ * kist_state_root_open chooses it), or the nearest existing directory above
+ * it: where the --workspace upper dir would live.  NULL when its filesystem
+ * has user xattrs (an overlay in a user namespace keeps its metadata in
+ * user.overlay.*), else why not. */
+static char *
+upper_xattr_why (const char *root)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  _cleanup_free_ char *path = root && root[0] ? xstrdup (root)
+                              : xdg && xdg[0] == '/' ? xasprintf ("%s/kist", xdg)
+                                                     : xasprintf ("/tmp/kist-%u", (unsigned) geteuid ());
+  _cleanup_free_ char *at = xstrdup (path);
+  struct stat st;
+  while (stat (at, &st) < 0 && strrchr (at, '/') != NULL && at[1] != '\0')
+    {
+      char *slash = strrchr (at, '/');
+      if (slash == at)
+        slash[1] = '\0';
+      else
+        *slash = '\0';
+    }
+  if (lgetxattr (at, "user.kist.probe", NULL, 0) >= 0 || errno != EOPNOTSUPP)
+    return NULL;
+  return xasprintf ("the upper dir would be under the state root %s, whose filesystem (at %s) has "
+                    "no user xattrs (an overlay in a user namespace keeps its metadata there)",
+                    path, at);
+}
+
 static void
-probe_mounts (struct kist_probe *p, const struct kist_sandbox_opts *o, const struct child_result *r)
+probe_mounts (struct kist_probe *p, const struct kist_sandbox_opts *o, const char *root,
+              const struct child_result *r)
 {
   if (r->ns[KIST_NS_MOUNT] != 0)
     {
@@ -536,6 +412,26 @@ probe_mounts (struct kist_probe *p, const struct kist_sandbox_opts *o, const str
                       work, strerror (r->scratch));
       return;
     }
+  if (r->bind > 0)
+    {
+      const struct kist_sandbox_bind *b = &o->binds[r->bind_idx];
+      kist_probe_add (p, "mounts", true, false,
+                      "bind a source this user can bind (in a user namespace, a tree with mounts "
+                      "locked by another user namespace may not be cloned), or leave it out",
+                      "--%s %s:%s: a probe child could not clone it recursively with the bind's "
+                      "flags (open_tree, mount_setattr): %s",
+                      b->rw ? "rw" : "ro", b->src, b->dest, strerror (r->bind));
+      return;
+    }
+  _cleanup_free_ char *xattr_why = o->workspace && p->uid != 0 ? upper_xattr_why (root) : NULL;
+  if (xattr_why)
+    {
+      kist_probe_add (p, "mounts", true, false,
+                      "--root DIR on a filesystem with user xattrs (ext4, xfs, btrfs, tmpfs on "
+                      "Linux >= 6.6)",
+                      "%s: %s", work, xattr_why);
+      return;
+    }
   if (o->workspace && r->overlay != 0)
     {
       kist_probe_add (p, "mounts", true, false,
@@ -549,9 +445,9 @@ probe_mounts (struct kist_probe *p, const struct kist_sandbox_opts *o, const str
       return;
     }
   kist_probe_add (p, "mounts", true, true, NULL,
-                  "%s; %zu --ro/--rw/--tmpfs binds; mounted by a probe child in its own mount "
-                  "namespace: %s",
-                  work, o->n_binds + o->n_tmpfs,
+                  "%s; %zu --ro/--rw binds (cloned with their flags), %zu --tmpfs; mounted by "
+                  "a probe child in its own mount namespace: %s",
+                  work, o->n_binds, o->n_tmpfs,
                   o->workspace ? "a tmpfs and the overlay on it (the real upper dir lives under "
                                  "the state root)"
                                : "a tmpfs with those limits");
@@ -928,7 +824,7 @@ kist_sandbox_probe (const struct kist_sandbox_opts *o, const char *root, const c
   probe_idmap (&p, s, &r);
   probe_namespaces (&p, s, o, &r);
   probe_loopback (&p, s, &r);
-  probe_mounts (&p, o, &r);
+  probe_mounts (&p, o, root, &r);
   probe_cgroup (&p, o);
   probe_rlimits (&p, s);
   probe_privileges (&p, s);

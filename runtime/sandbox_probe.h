@@ -4,7 +4,8 @@
  * and the reason and the fix where not.  Nothing is created on the host: no
  * state root, no sandbox dir, no cgroup dir, no mount.  The namespaces (and
  * the mounts and the loopback link in them) are tried by a child process in
- * namespaces of its own, which then exits (sandbox_probe.c). */
+ * namespaces of its own, which then exits (sandbox_probe.c); the rows and
+ * their output are sandbox_probe_out.c. */
 #ifndef KIST_SANDBOX_PROBE_H
 #define KIST_SANDBOX_PROBE_H
 

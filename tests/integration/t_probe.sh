@@ -171,11 +171,13 @@ cases ()
   expect_contains "$MODE --seccomp BROKEN: the reason names the action" "$(field seccomp reason)" \
     "SCMP_ACT_NO_SUCH_ACTION"
   expect_eq "$MODE --seccomp BROKEN: exit 1" 1 "$RC"
-  kp ws --probe=json --workspace "$WS"
+  kp ws --probe=json --workspace "$WS" --ro /usr
   expect_eq "$MODE --workspace: mounts can be applied (the overlay was mounted)" true \
     "$(field mounts available)"
   expect_contains "$MODE --workspace: the detail names the overlay" "$(field mounts detail)" \
     "overlay on it"
+  expect_contains "$MODE --workspace --ro /usr: the bind was tried" "$(field mounts detail)" \
+    "1 --ro/--rw binds (cloned with their flags)"
   if [ "$MODE" = root ]; then
     kp userns --probe=json --userns
     expect_eq "root --userns: namespace.user requested" true "$(field namespace.user requested)"
@@ -190,6 +192,13 @@ cases ()
     expect_contains "nobody --nofile: the reason" "$(field rlimit.RLIMIT_NOFILE reason)" \
       "above this process's hard limit"
     expect_eq "nobody --nofile: exit 1" 1 "$RC"
+    # The upper dir's filesystem needs user xattrs: not so under /proc.
+    kn_in / nobody-noxattr --root /proc/kist-probe-none sandbox --probe=json --workspace "$WS"
+    JSON=$T/nobody-noxattr.out
+    expect_eq "nobody --workspace, state root without user xattrs: mounts not available" false \
+      "$(field mounts available)"
+    expect_contains "nobody --workspace, no user xattrs: the reason" "$(field mounts reason)" \
+      "has no user xattrs"
   fi
 
   # --- usage; a COMMAND is not run
