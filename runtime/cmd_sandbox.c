@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sandbox_probe.h"
 #include "util.h"
 #include "workspace.h"
 
@@ -38,6 +39,7 @@ struct sb_flags
   int64_t timeout_ms;   /* 0: none */
   const char *grace_arg;
   int64_t grace_ms;     /* after SIGINT/SIGTERM/SIGHUP/SIGQUIT: then the scope is killed */
+  const char *probe;    /* --probe[=table|json]: only say what this host can enforce */
 };
 
 static int
@@ -81,6 +83,16 @@ absolute_path (const char *flag, const char *arg, bool dir, struct kist_error **
   return real;
 }
 
+/* Is --probe among the options (before COMMAND)? */
+static bool
+probe_given (int argc, char **argv)
+{
+  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    if (strcmp (argv[i], "--probe") == 0 || strncmp (argv[i], "--probe=", 8) == 0)
+      return true;
+  return false;
+}
+
 /* Parse the options; returns the index of COMMAND or -1 with *err. */
 static int
 parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
@@ -91,7 +103,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
     O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT, O_WSSIZE, O_WSINODES,
-    O_MAXFSIZE, O_FILE, O_CHMOD, O_DEV
+    O_MAXFSIZE, O_FILE, O_CHMOD, O_DEV, O_PROBE
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -138,6 +150,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "file", required_argument, NULL, O_FILE },
     { "chmod", required_argument, NULL, O_CHMOD },
     { "dev", required_argument, NULL, O_DEV },
+    { "probe", optional_argument, NULL, O_PROBE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -263,7 +276,11 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
         break;
       case O_USERNS:
         /* The shifted root (host uid 100000) cannot reach the sandbox root
-         * under the 0700 state root; refuse instead of failing later. */
+         * under the 0700 state root; refuse instead of failing later
+         * (--probe says so as its namespace.user). */
+        o->userns = true;
+        if (probe_given (argc, argv))
+          break;
         return usage_error (err, "%s",
                             "--userns: not implemented yet for root (the sandbox root under the "
                             "0700 state root is not reachable from a shifted user namespace); "
@@ -362,12 +379,18 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--workspace-inodes `%s`: expected a number > 0", optarg);
         break;
       case O_DEGRADE: f->allow_degraded = optarg; break;
+      case O_PROBE:
+        if (optarg && strcmp (optarg, "table") != 0 && strcmp (optarg, "json") != 0)
+          return usage_error (err, "--probe=%s: expected --probe, --probe=table or --probe=json",
+                              optarg);
+        f->probe = optarg ? optarg : "table";
+        break;
       case 'h': kist_sandbox_help (); exit (0);
       default:
         return usage_error (err, "unknown option or missing value: `%s` (see kist-sandbox(8))",
                             argv[optind - 1]);
       }
-  if (optind >= argc)
+  if (optind >= argc && f->probe == NULL)
     return usage_error (err, "%s", "no COMMAND given: kist sandbox [OPTIONS] -- COMMAND [ARG...]");
   if (kist_sandbox_check_entries (o, err) < 0)
     return -1;
@@ -387,7 +410,9 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
                         "unprivileged kist cannot keep open to read it after the end (the "
                         "sandbox's init is not dumpable); run kist as root, or bound each file "
                         "with --max-file-size (which works unprivileged)");
-  if (o->userns && geteuid () != 0)
+  if (o->userns && geteuid () == 0 && f->probe == NULL)
+    return usage_error (err, "%s", "--userns: not implemented yet for root (see --probe)");
+  if (o->userns && geteuid () != 0 && f->probe == NULL)
     return usage_error (err, "%s",
                         "--userns: only for root; an unprivileged caller always gets a user "
                         "namespace mapping the --uid/--gid to itself");
@@ -738,6 +763,15 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   if (first < 0)
     goto out;
   f.o.args = argv + first;
+  if (f.probe)
+    {
+      /* Before anything exists: no state root, no sandbox dir, no scope. */
+      status = kist_sandbox_probe (&f.o, g->root, kist_cmd_policy (g, f.allow_degraded, &policy),
+                                   strcmp (f.probe, "json") == 0, err);
+      if (status < 0)
+        status = kist_error_exit_status (*err);
+      goto out;
+    }
 
   id = kist_sandbox_new_id ();
   rootfd = kist_container_root_open (g->root, &root, err);

@@ -481,6 +481,8 @@ static const struct sb_help sb_help[] = {
   { "--report-format json|text", "format of --report and --report-fd (default: json)" },
   { "--allow-degraded LIST", "layers that may fail: comma-separated layer names, P.*\n"
                              "prefixes or all (added to the global --allow-degraded)" },
+  { "--probe[=table|json]", "run nothing: which layers this host can apply for a sandbox\n"
+                            "with the other options, why not and the fix (exit 0 or 1)" },
   /* new Report and policy options here, before --help */
   { "-h, --help", "print this help and exit" },
 };
