@@ -403,13 +403,6 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
                         "--workspace-size and --workspace-inodes bound the upper layer of "
                         "--workspace DIR: give --workspace (the scratch dir has --scratch-size "
                         "and --scratch-inodes)");
-  if ((o->ws_size || o->ws_inodes) && geteuid () != 0)
-    return usage_error (err, "%s",
-                        "--workspace-size and --workspace-inodes need kist to run as root: the "
-                        "workspace tmpfs lives in the sandbox's mount namespace, which an "
-                        "unprivileged kist cannot keep open to read it after the end (the "
-                        "sandbox's init is not dumpable); run kist as root, or bound each file "
-                        "with --max-file-size (which works unprivileged)");
   if (o->userns && geteuid () == 0 && f->probe == NULL)
     return usage_error (err, "%s", "--userns: not implemented yet for root (see --probe)");
   if (o->userns && geteuid () != 0 && f->probe == NULL)
@@ -535,24 +528,6 @@ struct ws_run
   int userns, mntns;   /* -1: none */
   bool xfsz;           /* killed by SIGXFSZ */
 };
-
-/* --workspace with a tmpfs: keep the sandbox's mount namespace (and, when
- * kist is unprivileged, its user namespace, to enter the first). */
-static int
-ws_keep_ns (pid_t pid, struct ws_run *w, struct kist_error **err)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-  if ((w->mntns = open (path, O_RDONLY | O_CLOEXEC)) < 0)
-    return kist_error_make (err, errno, "--workspace-size: open %s (kept to read the workspace "
-                                        "tmpfs after the end)", path);
-  if (geteuid () == 0)
-    return 0;
-  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) pid);
-  if ((w->userns = open (path, O_RDONLY | O_CLOEXEC)) < 0)
-    return kist_error_make (err, errno, "--workspace-size: open %s", path);
-  return 0;
-}
 
 /* The upper dir (and the tmpfs holding it, else -1), once the sandbox is gone. */
 static int
@@ -758,6 +733,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   bool dir_made = false, ran = false, timed_out = false;
   size_t config_len = 0;
   struct ws_run ws = { .userns = -1, .mntns = -1 };
+  int ws_ns[2] = { -1, -1 };
 
   int first = parse_flags (argc, argv, &f, err);
   if (first < 0)
@@ -804,11 +780,18 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .with_init = true,
     .init_status_fd = init_wr,
     .exact_env = true,
+    .keep_ns = dir.layers ? ws_ns : NULL,
     .deadline = (int64_t) time (NULL)
                 + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
   };
   pid_t pid = 0;
   int cr = kist_create (g, &co, &pid, &r, err);
+  /* The mount namespace, and the user namespace to enter it by when kist
+   * is unprivileged (as root the sandbox has none of its own). */
+  ws.mntns = ws_ns[0];
+  ws.userns = ws_ns[1];
+  if (ws.userns >= 0 && geteuid () == 0)
+    close (steal_fd (&ws.userns));
   close (init_wr);
   init_wr = -1;
   if (cr < 0)
@@ -830,13 +813,6 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
                                          : "");
       emit_report (&f, r, true);
       status = kist_error_exit_status (*err);
-      goto teardown;
-    }
-  if (dir.layers && ws_keep_ns (pid, &ws, err) < 0)
-    {
-      status = KIST_EXIT_FAILURE;
-      kist_container_kill (rootfd, id, SIGKILL, true, NULL);
-      kist_wait_status (pid, -1, NULL);
       goto teardown;
     }
   kist_forward_signals (pid);

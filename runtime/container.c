@@ -651,6 +651,30 @@ create_undo (struct create_job *j)
     }
 }
 
+/* o->keep_ns: the init's mount and user namespaces, while it waits for GO
+ * (dumpable: its setup makes it non-dumpable first of all). */
+static int
+create_keep_ns (struct create_job *j, struct kist_error **err)
+{
+  static const char *const names[] = { "mnt", "user" };
+  if (j->o->keep_ns == NULL)
+    return 0;
+  for (int i = 0; i < 2; i++)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) j->ctx.pid, names[i]);
+      if ((j->o->keep_ns[i] = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+        {
+          int e = errno;
+          if (i == 1)
+            close (steal_fd (&j->o->keep_ns[0]));
+          return kist_error_make (err, e, "open %s (kept to read the workspace tmpfs after the "
+                                          "end)", path);
+        }
+    }
+  return 0;
+}
+
 /* The create, as a table of contents: the registry's PREPARE layers, the
  * init, its ENTER layers, its SETUP layers (collected), the commit. */
 int
@@ -679,6 +703,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   j.ctx.root_fd = j.rootfd;
   if (kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
       || create_record_scope (&j, true, err) < 0 || create_spawn (&j, err) < 0
+      || create_keep_ns (&j, err) < 0
       || kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
       || create_record_net_devices (&j, err) < 0)
     goto fail;

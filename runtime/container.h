@@ -80,6 +80,10 @@ struct kist_create_opts
   int init_status_fd;            /* with with_init: the write end of a pipe (O_CLOEXEC) for
                                     the init's last word, or -1 */
   bool exact_env;                /* kist sandbox: no HOME added to process.env */
+  int *keep_ns;                  /* kist sandbox --workspace-size: receives fds of the init's
+                                    mount ([0]) and user ([1]) namespaces, opened right after
+                                    clone, while it still waits dumpable before its setup (an
+                                    unprivileged kist cannot open them later); NULL: none */
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's
                                     entries (kist_create writes it only on failure) */

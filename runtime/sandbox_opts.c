@@ -444,8 +444,8 @@ static const struct sb_help sb_help[] = {
   { "--keep", "a kept host directory as the workdir instead of a tmpfs" },
   { "--workspace DIR", "an overlay on DIR as the workdir" },
   { "--commit on-success|always|never", "when to merge the --workspace changes" },
-  { "--workspace-size SIZE", "bound the --workspace changes: a tmpfs of SIZE (root)" },
-  { "--workspace-inodes N", "bound the --workspace changes to N inodes (root)" },
+  { "--workspace-size SIZE", "bound the --workspace changes: a tmpfs of SIZE" },
+  { "--workspace-inodes N", "bound the --workspace changes to N inodes" },
   { "--max-file-size SIZE", "= --fsize; a file that reaches it is never committed" },
   /* new Filesystem options here */
   { "Process", NULL },
