@@ -14,8 +14,8 @@
 #include "spec.h"
 
 struct kist_cgroup;
-struct kist_landlock_rules;
 struct kist_globals;
+struct kist_landlock_rules;
 struct kist_net_devices;
 struct kist_seccomp;
 struct kist_verify_cache;
