@@ -84,6 +84,8 @@ struct kist_create_opts
                                     mount ([0]) and user ([1]) namespaces, opened right after
                                     clone, while it still waits dumpable before its setup (an
                                     unprivileged kist cannot open them later); NULL: none */
+  const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),
+                                                 NULL: not requested */
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's
                                     entries (kist_create writes it only on failure) */

@@ -15,6 +15,7 @@
 
 struct kist_cgroup;
 struct kist_globals;
+struct kist_landlock_rules;
 struct kist_net_devices;
 struct kist_seccomp;
 struct kist_verify_cache;
@@ -43,6 +44,8 @@ struct kist_ctx
                                     ended (kist_init_status_parse), or -1 */
   bool exact_env;                /* kist sandbox: the environment is exactly process.env
                                     (no HOME added from /etc/passwd) */
+  const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),
+                                                 NULL: not requested */
   const char *pid_file;          /* --pid-file */
   bool detach;
   /* process.terminal (terminal.c): the child keeps the slave until the
@@ -205,6 +208,9 @@ int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 int kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child, after caps): no_new_privileges. */
 int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* landlock.c (child, after no_new_privileges, before the seccomp rows):
+ * ctx->landlock restricted onto the process and proven in force by probes. */
+int kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* init.c (child, first of kist_process_exec): with ctx->with_init, fork;
  * the parent stays as PID 1 (forwards signals, reaps, exits with the
  * command's status) and never returns; the child returns 0 and goes on. */
