@@ -37,6 +37,8 @@ struct sb_flags
   int64_t timeout_ms;   /* 0: none */
   const char *grace_arg;
   int64_t grace_ms;     /* after SIGINT/SIGTERM/SIGHUP/SIGQUIT: then the scope is killed */
+  bool fallback_landlock;          /* --fallback landlock */
+  bool uid_set, gid_set, hostname_set;
 };
 
 static int
@@ -89,7 +91,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_ROOTFS = 256, O_RO, O_RW, O_ROTRY, O_RWTRY, O_SYMLINK, O_DIR, O_TMPFS, O_WORKDIR, O_SCRATCH_SIZE, O_SCRATCH_INODES, O_KEEP,
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
-    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT
+    O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT, O_FALLBACK
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -130,6 +132,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "status-fd", required_argument, NULL, O_STATUSFD },
     { "report-format", required_argument, NULL, O_REPORTFMT },
     { "allow-degraded", required_argument, NULL, O_DEGRADE },
+    { "fallback", required_argument, NULL, O_FALLBACK },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -212,14 +215,17 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
       case O_UID:
         if (parse_u32 (optarg, &o->uid) < 0)
           return usage_error (err, "--uid `%s`: expected a number", optarg);
+        f->uid_set = true;
         break;
       case O_GID:
         if (parse_u32 (optarg, &o->gid) < 0)
           return usage_error (err, "--gid `%s`: expected a number", optarg);
+        f->gid_set = true;
         break;
       case O_HOSTNAME:
         free (o->hostname);
         o->hostname = xstrdup (optarg);
+        f->hostname_set = true;
         break;
       case O_SECCOMP:
         free (o->seccomp);
@@ -331,6 +337,11 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--report-format `%s`: expected json or text", optarg);
         break;
       case O_DEGRADE: f->allow_degraded = optarg; break;
+      case O_FALLBACK:
+        if (strcmp (optarg, "landlock") != 0 && strcmp (optarg, "none") != 0)
+          return usage_error (err, "--fallback `%s`: expected landlock or none", optarg);
+        f->fallback_landlock = strcmp (optarg, "landlock") == 0;
+        break;
       case 'h': kist_cmd_help ("sandbox"); exit (0);
       default:
         return usage_error (err, "unknown option or missing value: `%s` (see kist-sandbox(8))",

@@ -80,6 +80,9 @@ struct kist_create_opts
   int init_status_fd;            /* with with_init: the write end of a pipe (O_CLOEXEC) for
                                     the init's last word, or -1 */
   bool exact_env;                /* kist sandbox: no HOME added to process.env */
+  /* kist sandbox --fallback landlock: a config without namespaces, created
+   * as the caller (sandbox.h, sandbox_fallback.c); NULL: none. */
+  const struct kist_sandbox_fallback *fallback;
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's
                                     entries (kist_create writes it only on failure) */

@@ -21,6 +21,7 @@
  * pid namespace's PID 1, and it is not. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -40,11 +41,53 @@
 
 #define LAYER "init"
 
+/* The Landlock fallback has no pid namespace whose end would take every
+ * process with it: the init is a child subreaper instead, and kills what is
+ * left itself (the kist that waits for it, too, after a timeout). */
+static bool init_subreaper;
+static pid_t init_kist;          /* the init's parent: kist */
+
+int
+kist_kill_children (pid_t watch, int *wstatus)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/task/%d/children", (int) getpid ());
+  for (int rounds = 0;; rounds++)
+    {
+      /* Every pid listed is a child not reaped yet (a zombie holds its
+       * pid): only this process reaps it, so no pid here is anyone else's. */
+      _cleanup_free_ char *text = NULL;
+      _cleanup_error_ struct kist_error *e = NULL;
+      if (kist_read_file_at (AT_FDCWD, path, 1u << 20, &text, NULL, &e) < 0)
+        return -(e && e->errnum ? e->errnum : EIO);
+      uint64_t pids[256];
+      size_t n = vf_numbers (text, pids, KIST_ARRAY_SIZE (pids));
+      if (n == 0)
+        return rounds;
+      for (size_t i = 0; i < n; i++)
+        kill ((pid_t) pids[i], SIGKILL);
+      /* At least one of them ends: reap it, then whatever else is dead. */
+      for (int flags = 0;; flags = WNOHANG)
+        {
+          int st = 0;
+          pid_t w = waitpid (-1, &st, flags);
+          if (w < 0 && errno == EINTR)
+            continue;
+          if (w <= 0)
+            break;
+          if (w == watch && wstatus)
+            *wstatus = st;
+        }
+    }
+}
+
 /* The command ended: its status, and what it used, for kist (status_fd). */
 static void __attribute__ ((noreturn))
 init_end (int status_fd, int st)
 {
   struct rusage ru = { 0 };
+  if (init_subreaper)
+    kist_kill_children (0, NULL);
   if (status_fd >= 0)
     {
       getrusage (RUSAGE_CHILDREN, &ru);
@@ -68,6 +111,13 @@ init_loop (pid_t child, const sigset_t *all, int status_fd)
             continue;
           _exit (KIST_EXIT_FAILURE);
         }
+      if (sig != SIGCHLD && init_subreaper && getppid () != init_kist)
+        {
+          /* kist is gone (the parent-death signal): nothing of the sandbox
+           * may outlive it. */
+          kist_kill_children (0, NULL);
+          _exit (128 + SIGKILL);
+        }
       if (sig != SIGCHLD)
         {
           kill (child, sig);
@@ -83,6 +133,30 @@ init_loop (pid_t child, const sigset_t *all, int status_fd)
             init_end (status_fd, st);
         }
     }
+}
+
+/* The command of the Landlock fallback: its parent is the init (no pid
+ * namespace: not PID 1), it leads its own session. */
+static int
+fallback_child (struct kist_report *r, pid_t init_pid, pid_t ppid, struct kist_error **err)
+{
+  if (ppid != init_pid)
+    return kist_report_failed (r, LAYER, "subreaper", EPROTO, err,
+                               "the command's parent is pid %d, not kist's init (pid %d)",
+                               (int) ppid, (int) init_pid);
+  if (setsid () < 0 || getsid (0) != getpid ())
+    return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
+                               "setsid in the command: %s", strerror (errno));
+  kist_report_applied (r, LAYER, "subreaper",
+                       "no pid namespace (the Landlock fallback): kist's init (pid %d) is a "
+                       "child subreaper (PR_GET_CHILD_SUBREAPER reads back 1) and the command "
+                       "its child (pid %d, leader of its own session): every signal but "
+                       "SIGCHLD forwarded to it, orphans reaped, its status passed on; when "
+                       "the command ends, on --timeout and when kist dies, every process left "
+                       "under the init is killed (SIGKILL, until none is left); getppid read "
+                       "back",
+                       (int) init_pid, (int) getpid ());
+  return 0;
 }
 
 int
@@ -102,6 +176,17 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   for (int s = 1; s < NSIG; s++)
     if (s != SIGKILL && s != SIGSTOP)
       signal (s, SIG_DFL);
+  /* Without a pid namespace (the Landlock fallback), orphans come to the
+   * init, not to some host process: a child subreaper. */
+  init_subreaper = ctx->fallback != NULL;
+  init_kist = getppid ();
+  int subreaper = 0;
+  if (init_subreaper
+      && (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0
+          || prctl (PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) < 0 || subreaper != 1))
+    return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
+                               "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror (errno));
+  pid_t init_pid = getpid ();
   sigset_t all, old;
   sigfillset (&all);
   if (sigprocmask (SIG_BLOCK, &all, &old) < 0)
@@ -128,7 +213,12 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
             syscall (SYS_close_range, 0U, (unsigned) sfd - 1, 0U);
           syscall (SYS_close_range, (unsigned) sfd + 1, ~0U, 0U);
         }
-      if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+      /* A subreaper must outlive kist long enough to kill what is left:
+       * a signal it can catch (and tell from one kist passed on: then
+       * its parent is still kist). */
+      if (ctx->die_with_parent
+          && (prctl (PR_SET_PDEATHSIG, init_subreaper ? SIGTERM : SIGKILL) < 0
+              || (init_subreaper && getppid () != init_kist)))
         _exit (KIST_EXIT_FAILURE);
       init_loop (child, &all, sfd);
     }
@@ -138,6 +228,8 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   if (sigprocmask (SIG_SETMASK, &old, NULL) < 0)
     return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
   pid_t ppid = getppid ();
+  if (init_subreaper)
+    return fallback_child (r, init_pid, ppid, err);
   if (ppid != 1)
     return kist_report_failed (r, LAYER, "pid 1", EPROTO, err,
                                "the command's parent is pid %d, not PID 1 of the pid namespace "

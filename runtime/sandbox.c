@@ -506,8 +506,9 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
         goto fail;
       out->rootfs = xasprintf ("%s/rootfs", path);
     }
-  /* With --workspace the workdir is the overlay: no scratch dir to keep. */
-  if (o->keep && !o->workspace)
+  /* With --workspace the workdir is the overlay: no scratch dir to keep.
+   * The Landlock fallback's scratch dir is this host dir too. */
+  if ((o->keep || o->fallback) && !o->workspace)
     {
       if (mkdirat (idfd, "work", 0700) < 0)
         {
@@ -534,7 +535,7 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
               goto fail;
             }
         }
-      if (fchmod (wfd, 0755) < 0)
+      if (fchmod (wfd, o->fallback ? 0700 : 0755) < 0)
         {
           kist_error_make (err, errno, "chmod %s/work", path);
           goto fail;
@@ -685,8 +686,9 @@ static const char *const rlimit_names[KIST_SB_RLIMIT_COUNT] = {
   [KIST_SB_RLIMIT_CPU] = "RLIMIT_CPU",
 };
 
-static void
-g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
+void
+kist_sandbox_gen_process (struct kist_jgen *g, const struct kist_sandbox_opts *o,
+                          const char *cwd_override, const char *const *bounding)
 {
   static const char *const none[] = { NULL };
   kist_jgen_str (g, "process");
@@ -699,11 +701,11 @@ g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
   kist_jgen_map_close (g);
   kist_jgen_kstrv (g, "args", (const char *const *) o->args);
   kist_jgen_kstrv (g, "env", (const char *const *) o->env);
-  kist_jgen_kstr (g, "cwd", o->cwd ? o->cwd : o->workdir);
+  kist_jgen_kstr (g, "cwd", cwd_override ? cwd_override : o->cwd ? o->cwd : o->workdir);
   /* No capabilities at all: every set present and empty. */
   kist_jgen_str (g, "capabilities");
   kist_jgen_map_open (g);
-  kist_jgen_kstrv (g, "bounding", none);
+  kist_jgen_kstrv (g, "bounding", bounding ? bounding : none);
   kist_jgen_kstrv (g, "effective", none);
   kist_jgen_kstrv (g, "inheritable", none);
   kist_jgen_kstrv (g, "permitted", none);
@@ -825,7 +827,7 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
   struct kist_jgen g = { .g = kist_json_gen_new (false, true) };
   kist_jgen_map_open (&g);
   kist_jgen_kstr (&g, "ociVersion", "1.2.0");
-  g_process (&g, o);
+  kist_sandbox_gen_process (&g, o, NULL, NULL);
   kist_jgen_str (&g, "root");
   kist_jgen_map_open (&g);
   kist_jgen_kstr (&g, "path", d->rootfs);

@@ -82,6 +82,8 @@ struct kist_sandbox_opts
   bool has_rlimit[KIST_SB_RLIMIT_COUNT];
   uint64_t rlimit[KIST_SB_RLIMIT_COUNT];
   char **args;                       /* the command, NULL-terminated, borrowed */
+  bool fallback;                     /* the Landlock fallback (sandbox_fallback.c): the scratch
+                                        dir is the host dir ROOT/~sandbox/ID/work (0700) */
 };
 
 /* Defaults: workdir /work, 256 MiB / 65536 inodes, uid/gid 65534, hostname
@@ -165,6 +167,46 @@ struct kist_resources *kist_sandbox_resources (const struct kist_sandbox_opts *o
  * them (size 1). */
 char *kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
                                 uid_t euid, gid_t egid, size_t *len, struct kist_error **err);
+
+/* process in the config (the caller's JSON generator): user, args, env,
+ * cwd (the workdir unless --cwd; cwd_override when not NULL), no
+ * capabilities but the bounding set given (NULL: none), rlimits,
+ * noNewPrivileges. */
+struct kist_jgen;
+void kist_sandbox_gen_process (struct kist_jgen *g, const struct kist_sandbox_opts *o,
+                               const char *cwd_override, const char *const *bounding);
+
+/* ---- the Landlock fallback (sandbox_fallback.c) */
+
+/* What kist_fallback_row records, shared with the container's init. */
+struct kist_sandbox_fallback
+{
+  unsigned wanted_ns;   /* 1u << KIST_NS_*: the namespaces the sandbox would have had */
+  int errnum;           /* why the user namespace cannot be made (the probe's errno) */
+  char *why;            /* that, with the sysctl and its fix when one is set */
+  char *replaced;       /* "landlock ABI 7, seccomp strict, rlimits, ..." */
+};
+void kist_sandbox_fallback_clear (struct kist_sandbox_fallback *fb);
+
+/* Can this process make a user namespace (and a mount namespace in it, which
+ * an AppArmor restriction denies although the unshare succeeds)?  A forked
+ * child tries unshare(CLONE_NEWUSER | CLONE_NEWNS) and exits; 0, or the
+ * errno it failed with. */
+int kist_sandbox_userns_probe (void);
+
+/* Options the fallback cannot give (no mount namespace, the caller's own
+ * ids): an error naming the option.  uid_set/gid_set/hostname_set: given on
+ * the command line. */
+int kist_sandbox_fallback_check (const struct kist_sandbox_opts *o, bool uid_set, bool gid_set,
+                                 bool hostname_set, struct kist_error **err);
+
+/* The fallback's config.json: no namespaces, root.path "/" (the host's, not
+ * pivoted), the caller's uid/gid, cwd the scratch dir d->work (or --cwd),
+ * no capabilities (the bounding set stays: an unprivileged process cannot
+ * drop it, and no_new_privileges keeps execve from raising anything). */
+char *kist_sandbox_fallback_config_json (const struct kist_sandbox_opts *o,
+                                         const struct kist_sandbox_dir *d, size_t *len,
+                                         struct kist_error **err);
 
 /* ---- the exit channel (sandbox_status.c) */
 
