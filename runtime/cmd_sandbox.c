@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "landlock.h"
 #include "log.h"
 #include "sandbox.h"
 #include "util.h"
@@ -626,6 +627,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   _cleanup_close_ int rootfd = -1, init_rd = -1, init_wr = -1;
   _cleanup_report_ struct kist_report *r = NULL;
   _cleanup_resources_ struct kist_resources *sb_res = NULL;
+  _cleanup_landlock_ struct kist_landlock_rules *sb_landlock = NULL;
   struct kist_sandbox_dir dir = { 0 };
   bool dir_made = false, ran = false, timed_out = false;
   size_t config_len = 0;
@@ -648,6 +650,9 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
 
   int64_t start_ms = now_ms ();
   sb_res = kist_sandbox_resources (&f.o);
+  sb_landlock = kist_sandbox_landlock (&f.o, &dir, err);
+  if (sb_landlock == NULL)
+    goto teardown;
   /* kist's init writes how the command ended here (init.c). */
   int init_pipe[2];
   if (pipe2 (init_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -662,6 +667,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .allow_degraded = kist_cmd_policy (g, f.allow_degraded, &policy), .config_json = config,
     .config_len = config_len,
     .resources = sb_res,
+    .landlock = sb_landlock,
     .die_with_parent = true,
     .with_init = true,
     .init_status_fd = init_wr,

@@ -662,7 +662,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
              .pid_file = o->pid_file, .die_with_parent = o->die_with_parent,
              .with_init = o->with_init,
              .init_status_fd = o->with_init ? o->init_status_fd : -1,
-             .exact_env = o->exact_env, .fallback = o->fallback, .tty = { .slave = -1, .index = -1, .master = -1,
+             .exact_env = o->exact_env, .landlock = o->landlock, .fallback = o->fallback,
+             .tty = { .slave = -1, .index = -1, .master = -1,
                                                  .console = true, .relay = o->pty_master != NULL } }
   };
   if (o->pty_master)

@@ -80,6 +80,8 @@ struct kist_create_opts
   int init_status_fd;            /* with with_init: the write end of a pipe (O_CLOEXEC) for
                                     the init's last word, or -1 */
   bool exact_env;                /* kist sandbox: no HOME added to process.env */
+  const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),
+                                                 NULL: not requested */
   /* kist sandbox --fallback landlock: a config without namespaces, created
    * as the caller (sandbox.h, sandbox_fallback.c); NULL: none. */
   const struct kist_sandbox_fallback *fallback;

@@ -16,6 +16,7 @@
 
 #include "cgroup.h"
 #include "hooks.h"
+#include "landlock.h"
 #include "layer.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -175,6 +176,9 @@ const struct kist_layer_def kist_layers[] = {
     NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_nnp_apply, NULL,
     E (C ("no_new_privileges", kist_nnp_verify)), NULL },
+  { KIST_PHASE_SETUP, CR | EX, kist_landlock_apply, NULL, E (C ("landlock")),
+    "after no_new_privileges (landlock_restrict_self needs it without CAP_SYS_ADMIN), before "
+    "any filter: its probes (mkdir, TCP bind, abstract unix connect) must reach the kernel" },
   { KIST_PHASE_SETUP, CR | EX, kist_seccomp_apply, NULL, E (C ("seccomp")),
     "here only a filter with a notify listener (its fd goes to the parent that still waits); "
     "every other one in START" },

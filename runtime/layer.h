@@ -14,6 +14,7 @@
 #include "spec.h"
 
 struct kist_cgroup;
+struct kist_landlock_rules;
 struct kist_globals;
 struct kist_net_devices;
 struct kist_seccomp;
@@ -44,6 +45,8 @@ struct kist_ctx
                                     ended (kist_init_status_parse), or -1 */
   bool exact_env;                /* kist sandbox: the environment is exactly process.env
                                     (no HOME added from /etc/passwd) */
+  const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),
+                                                 NULL: not requested */
   /* kist sandbox --fallback landlock (sandbox_fallback.c): no namespaces; the
    * registry's rows marked KIST_NEEDS_MOUNT_NS are not run but recorded as
    * kist_fallback_row says.  NULL: a normal create. */
@@ -210,6 +213,9 @@ int kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
 int kist_caps_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* process.c (child, after caps): no_new_privileges. */
 int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* landlock.c (child, after no_new_privileges, before the seccomp rows):
+ * ctx->landlock restricted onto the process and proven in force by probes. */
+int kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
 /* init.c (child, first of kist_process_exec): with ctx->with_init, fork;
  * the parent stays as PID 1 (forwards signals, reaps, exits with the
  * command's status) and never returns; the child returns 0 and goes on. */

@@ -19,6 +19,8 @@
 
 #include "fsremove.h"
 #include "json.h"
+#include "landlock.h"
+#include "resolve.h"
 #include "sandbox.h"
 #include "spec.h"
 #include "state.h"
@@ -797,6 +799,68 @@ kist_sandbox_resources (const struct kist_sandbox_opts *o)
   if (o->has_pids)
     res->pids_limit = o->pids;
   return res;
+}
+
+/* Is path the destination of a --ro, --rw or --tmpfs, or below one (other
+ * than /)?  Then that mount's own rule covers it. */
+static bool
+mounted_over (const struct kist_sandbox_opts *o, const char *path)
+{
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (strcmp (o->binds[i].dest, "/") != 0 && kist_path_is_or_under (path, o->binds[i].dest))
+      return true;
+  for (size_t i = 0; i < o->n_tmpfs; i++)
+    if (kist_path_is_or_under (path, o->tmpfs[i].dest))
+      return true;
+  return false;
+}
+
+struct kist_landlock_rules *
+kist_sandbox_landlock (const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
+                       struct kist_error **err)
+{
+  (void) d;
+  (void) err;
+  /* The mounts of g_mounts that are not the caller's.  /proc: writes to
+   * /proc/self (`echo x > /proc/self/comm` truncates).  /dev: its nodes;
+   * ioctls (ABI 5) only on the terminals (tcsetattr, job control, openpty
+   * through /dev/ptmx -> pts/ptmx).  /dev/shm: shm_open and sem_open make,
+   * write, truncate and remove files there, never a directory: mkdir
+   * there is the filesystem probe (landlock.c). */
+  static const struct
+  {
+    const char *path;
+    uint64_t access; /* 0: writable */
+    bool probe;
+  } own[] = {
+    { "/tmp", 0, false },
+    { "/proc", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_TRUNCATE, false },
+    { "/dev", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE, false },
+    { "/dev/tty", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_IOCTL_DEV, false },
+    { "/dev/pts", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_IOCTL_DEV, false },
+    { "/dev/shm",
+      KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_MAKE_REG | KIST_LL_FS_REMOVE_FILE
+          | KIST_LL_FS_TRUNCATE,
+      true },
+  };
+  struct kist_landlock_rules *r = xcalloc (1, sizeof *r);
+  kist_landlock_rules_add (r, "/", false, false);
+  for (size_t i = 0; i < o->n_binds; i++)
+    kist_landlock_rules_add (r, o->binds[i].dest, o->binds[i].rw, false);
+  for (size_t i = 0; i < o->n_tmpfs; i++)
+    kist_landlock_rules_add (r, o->tmpfs[i].dest, true, false);
+  kist_landlock_rules_add (r, o->workdir, true, false);
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (own); i++)
+    if (!mounted_over (o, own[i].path))
+      {
+        struct kist_landlock_path *p = kist_landlock_rules_add (r, own[i].path, own[i].access == 0,
+                                                                false);
+        p->access = own[i].access;
+        p->probe = own[i].probe;
+      }
+  r->deny_tcp = !o->net_host;
+  r->scope = true;
+  return r;
 }
 
 char *

@@ -162,6 +162,16 @@ int kist_sandbox_dir_remove (int rootfd, const char *root_path, const char *id, 
  * config's JSON. */
 struct kist_resources *kist_sandbox_resources (const struct kist_sandbox_opts *o);
 
+/* The Landlock rules of the sandbox (landlock.h), for
+ * kist_create_opts.landlock: paths as the command sees them.  Read-only: /
+ * and every --ro; writable: the workdir, every --rw and --tmpfs, /tmp;
+ * /proc, /dev and its ttys with what they need; /dev/shm for POSIX shm,
+ * without mkdir (the filesystem probe).  TCP bind and connect denied unless
+ * --net host; signals and abstract unix sockets scoped. */
+struct kist_landlock_rules *kist_sandbox_landlock (const struct kist_sandbox_opts *o,
+                                                   const struct kist_sandbox_dir *d,
+                                                   struct kist_error **err);
+
 /* The config.json of the sandbox (compact JSON, newly allocated).  euid/egid:
  * the caller's; non-zero euid gets a user namespace mapping o->uid/o->gid to
  * them (size 1). */
