@@ -663,8 +663,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
              .with_init = o->with_init,
              .init_status_fd = o->with_init ? o->init_status_fd : -1,
              .exact_env = o->exact_env, .landlock = o->landlock, .fallback = o->fallback,
-             .tty = { .slave = -1, .index = -1, .master = -1,
-                                                 .console = true, .relay = o->pty_master != NULL } }
+             .tty = { .slave = -1, .index = -1, .master = -1, .console = true,
+                      .relay = o->pty_master != NULL } }
   };
   if (o->pty_master)
     *o->pty_master = -1;

@@ -156,6 +156,7 @@ fallback_child (struct kist_report *r, pid_t init_pid, pid_t ppid, struct kist_e
                        "under the init is killed (SIGKILL, until none is left); getppid read "
                        "back",
                        (int) init_pid, (int) getpid ());
+  kist_report_expect (r, LAYER, "parent=subreaper");
   return 0;
 }
 
@@ -285,10 +286,49 @@ kist_init_status_read (int fd, struct kist_init_status *s)
 
 /* Of the command (ctx->pid): its parent, read from outside, is PID 1 of the
  * pid namespace; the command is not, and leads its own session. */
+/* The fallback's: the command's parent is kist's init, whose parent is the
+ * kist verifying it (this process); the command leads its own session. */
+static char *
+subreaper_check (struct kist_ctx *ctx, char **note)
+{
+  char *why = NULL;
+  _cleanup_free_ char *ppid = vf_status_field (ctx, "PPid", &why);
+  if (ppid == NULL)
+    return why;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) ctx->pid);
+  _cleanup_free_ char *stat = NULL;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1 << 16, &stat, NULL, &e) < 0)
+    return xasprintf ("from outside, %s: %s", path, e->msg);
+  /* pid (comm) state ppid pgrp session ...: after the last ')'. */
+  const char *rp = strrchr (stat, ')');
+  int st_ppid = 0, pgrp = 0, session = 0;
+  char state = 0;
+  if (rp == NULL || sscanf (rp + 1, " %c %d %d %d", &state, &st_ppid, &pgrp, &session) != 4
+      || session != (int) ctx->pid)
+    return xasprintf ("from outside, %s: the command (pid %d) does not lead its own session",
+                      path, (int) ctx->pid);
+  snprintf (path, sizeof path, "/proc/%s/status", ppid);
+  _cleanup_free_ char *text = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0)
+    return xasprintf ("from outside, %s (the command's parent): %s", path, e->msg);
+  const char *line = strstr (text, "\nPPid:");
+  if (line == NULL || atoi (line + 6) != (int) getpid ())
+    return xasprintf ("from outside, the command's parent (pid %s) is not kist's init, the "
+                      "child of this kist (pid %d): %s",
+                      ppid, (int) getpid (), path);
+  *note = xasprintf ("verified from outside: the command (pid %d) leads its session and is the "
+                     "child of kist's init (pid %s), the child of this kist",
+                     (int) ctx->pid, ppid);
+  return NULL;
+}
+
 static char *
 init_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  (void) l;
+  if (l && l->expect && strcmp (l->expect, "parent=subreaper") == 0)
+    return subreaper_check (ctx, note);
   char *why = NULL;
   _cleanup_free_ char *ppid = vf_status_field (ctx, "PPid", &why);
   if (ppid == NULL)

@@ -218,6 +218,21 @@ char *kist_sandbox_fallback_config_json (const struct kist_sandbox_opts *o,
                                          const struct kist_sandbox_dir *d, size_t *len,
                                          struct kist_error **err);
 
+/* Decide, before anything is made, whether this sandbox runs in the
+ * Landlock fallback: only for a caller that needs a user namespace, allowed
+ * to fall back (requested: --fallback landlock; or policy lets every
+ * namespace.* it would have degrade), and whose probe cannot make one.  1:
+ * the fallback (o->fallback, o->uid/gid the caller's, *fb filled); 0: the
+ * namespaced sandbox; -1 with *err (exit 125): it would fall back, but
+ * Landlock or an option stands in the way. */
+int kist_sandbox_fallback_decide (struct kist_sandbox_opts *o, bool requested, const char *policy,
+                                  bool uid_set, bool gid_set, bool hostname_set,
+                                  struct kist_sandbox_fallback *fb, struct kist_error **err);
+/* The fallback's Landlock rules, on host paths (landlock.h). */
+struct kist_landlock_rules;
+struct kist_landlock_rules *kist_sandbox_fallback_landlock (const struct kist_sandbox_opts *o,
+                                                            const struct kist_sandbox_dir *d);
+
 /* ---- the exit channel (sandbox_status.c) */
 
 #include "lifecycle.h"

@@ -30,7 +30,9 @@
 
 #include "caps.h"
 #include "json.h"
+#include "landlock.h"
 #include "layer.h"
+#include "ns.h"
 #include "sandbox.h"
 #include "spec.h"
 #include "util.h"
@@ -205,6 +207,19 @@ kist_fallback_row (struct kist_ctx *ctx, const struct kist_layer_def *d, struct 
   const struct kist_sandbox_fallback *fb = ctx->fallback;
   for (const struct kist_entry_def *e = d->entries; e && e->name; e++)
     {
+      if (strcmp (e->name, "fallback") == 0)
+        {
+          kist_report_applied (r, e->name, "landlock",
+                               "confinement degraded, allowed by the caller: no namespaces, "
+                               "because %s; confined instead by %s; weaker than the namespaced "
+                               "sandbox: the command shares the host's pid, IPC, UTS, cgroup "
+                               "and mount namespaces%s, sees the host's processes and files "
+                               "(reading whatever Landlock and the file modes let it), and "
+                               "keeps the caller's uid, groups and bounding set",
+                               fb->why, fb->replaced,
+                               fb->wanted_ns & (1u << KIST_NS_NET) ? " and network" : "");
+          continue;
+        }
       if (strncmp (e->name, "namespace.", 10) == 0)
         {
           int t = 0;
@@ -213,9 +228,10 @@ kist_fallback_row (struct kist_ctx *ctx, const struct kist_layer_def *d, struct 
           if (t < KIST_NS_COUNT && (fb->wanted_ns & (1u << t)))
             {
               if (kist_report_failed (r, e->name, NULL, fb->errnum, err,
-                                      "confinement degraded (the Landlock fallback, allowed by "
-                                      "the caller): %s; replaced by %s",
-                                      fb->why, fb->replaced)
+                                      "confinement degraded: %s; replaced by the Landlock "
+                                      "fallback (entry fallback)",
+                                      t == KIST_NS_USER ? fb->why
+                                                        : "no user namespace to make it in")
                   < 0)
                 return -1;
             }
@@ -232,4 +248,117 @@ kist_fallback_row (struct kist_ctx *ctx, const struct kist_layer_def *d, struct 
       kist_report_skip (r, e->name, "not requested in the Landlock fallback: %s", why);
     }
   return 0;
+}
+
+/* ------------------------------------------------------ the decision */
+
+/* Does the policy let every namespace the sandbox would have degrade? */
+static bool
+policy_allows (const char *policy, unsigned wanted)
+{
+  struct kist_report probe = { .allow_degraded = (char *) policy };
+  for (int t = 0; t < KIST_NS_COUNT; t++)
+    if (wanted & (1u << t))
+      {
+        _cleanup_free_ char *name = xasprintf ("namespace.%s", kist_ns_name ((enum kist_ns_type) t));
+        if (!kist_report_may_degrade (&probe, name))
+          return false;
+      }
+  return true;
+}
+
+int
+kist_sandbox_fallback_decide (struct kist_sandbox_opts *o, bool requested, const char *policy,
+                              bool uid_set, bool gid_set, bool hostname_set,
+                              struct kist_sandbox_fallback *fb, struct kist_error **err)
+{
+  memset (fb, 0, sizeof *fb);
+  if (geteuid () == 0)
+    return 0; /* root makes its namespaces without a user namespace */
+  const enum kist_ns_type ns[] = { KIST_NS_USER, KIST_NS_MOUNT, KIST_NS_PID, KIST_NS_IPC,
+                                   KIST_NS_UTS, KIST_NS_CGROUP, KIST_NS_NET };
+  unsigned wanted = 0;
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (ns); i++)
+    if (ns[i] != KIST_NS_NET || !o->net_host)
+      wanted |= 1u << ns[i];
+  if (!requested && !policy_allows (policy, wanted))
+    return 0; /* not allowed: the real attempt fails as it always did */
+  int e = kist_sandbox_userns_probe ();
+  if (e == 0)
+    return 0;
+  _cleanup_free_ char *hint = kist_ns_userns_hint ();
+  _cleanup_free_ char *why = xasprintf ("this user cannot make a user namespace here "
+                                        "(unshare(CLONE_NEWUSER|CLONE_NEWNS) in a probe: %s)%s%s",
+                                        strerror (e), hint ? ": " : "", hint ? hint : "");
+  int abi = kist_landlock_abi ();
+  if (abi < 0)
+    {
+      kist_error_make (err, -abi,
+                       "kist sandbox: %s; the Landlock fallback needs Landlock, which this "
+                       "kernel does not offer",
+                       why);
+      (*err)->status = KIST_EXIT_FAILURE;
+      return -1;
+    }
+  if (!o->net_host && abi < 4)
+    {
+      kist_error_make (err, EOPNOTSUPP,
+                       "kist sandbox: %s; the Landlock fallback shares the host's network and "
+                       "denies TCP bind and connect with Landlock ABI >= 4, but this kernel has "
+                       "ABI %d: pass --net host to share the network knowingly",
+                       why, abi);
+      (*err)->status = KIST_EXIT_FAILURE;
+      return -1;
+    }
+  if (kist_sandbox_fallback_check (o, uid_set, gid_set, hostname_set, err) < 0)
+    return kist_error_wrap (err, "kist sandbox --fallback landlock");
+  o->fallback = true;
+  o->uid = geteuid ();
+  o->gid = getegid ();
+  fb->wanted_ns = wanted;
+  fb->errnum = e;
+  fb->why = steal_pointer (&why);
+  fb->replaced = xasprintf ("landlock ABI %d (/ read-only; the scratch dir and --rw writable; "
+                            "%s; signals and abstract unix sockets scoped), seccomp %s, rlimits, "
+                            "a new session, a cleared environment, no_new_privileges, no "
+                            "capabilities, kist's init as a child subreaper, a scratch dir "
+                            "removed afterwards",
+                            abi, o->net_host ? "the host's network (--net host)"
+                                             : "the host's network with TCP bind and connect "
+                                               "denied",
+                            o->seccomp);
+  return 1;
+}
+
+struct kist_landlock_rules *
+kist_sandbox_fallback_landlock (const struct kist_sandbox_opts *o,
+                                const struct kist_sandbox_dir *d)
+{
+  /* As the namespaced sandbox's own paths (kist_sandbox_landlock), but the
+   * host's: no /tmp and no /dev/shm, which other users share. */
+  static const struct
+  {
+    const char *path;
+    uint64_t access;
+  } own[] = {
+    { "/proc", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_TRUNCATE },
+    { "/dev", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE },
+    { "/dev/tty", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_IOCTL_DEV },
+    { "/dev/pts", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_IOCTL_DEV },
+  };
+  struct kist_landlock_rules *r = xcalloc (1, sizeof *r);
+  kist_landlock_rules_add (r, "/", false, false);
+  for (size_t i = 0; i < o->n_binds; i++)
+    kist_landlock_rules_add (r, o->binds[i].src, o->binds[i].rw, false);
+  kist_landlock_rules_add (r, d->work, true, false);
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (own); i++)
+    kist_landlock_rules_add (r, own[i].path, false, true)->access = own[i].access;
+  /* The filesystem probe: the sandbox dir, the caller's own (0700), which
+   * Landlock leaves read-only: a mkdir there must fail with EACCES. */
+  struct kist_landlock_path *p = kist_landlock_rules_add (r, d->path, false, false);
+  p->access = KIST_LL_FS_READ;
+  p->probe = true;
+  r->deny_tcp = !o->net_host;
+  r->scope = true;
+  return r;
 }
