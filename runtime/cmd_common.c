@@ -387,7 +387,9 @@ static const struct cmd_help helps[] = {
     "                              (pids, namespaces) and when it ended (how, status, usage)\n"
     "      --report-format json|text  format of --report and --report-fd (default: json)\n"
     "      --allow-degraded LIST   layers that may fail: comma-separated layer names, P.*\n"
-    "                              prefixes or all (added to the global --allow-degraded)\n",
+    "                              prefixes or all (added to the global --allow-degraded)\n"
+    "      --fallback landlock|none  where no user namespace can be made: run without\n"
+    "                              namespaces, confined by Landlock (weaker; default: none)\n",
     NULL },
   { "gc", "[OPTIONS]", "Remove sandboxes whose deadline passed or whose kist process died.",
     "  -n, --dry-run               only print what would be removed\n"

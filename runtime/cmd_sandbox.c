@@ -641,7 +641,7 @@ fallback_hint (const struct sb_flags *f, struct kist_error **err)
       || strstr ((*err)->msg, "clone the container init") == NULL)
     return;
   char *m = xasprintf ("%s; or let kist sandbox run without namespaces, confined by Landlock "
-                       "(weaker; see kist-sandbox(8), FALLBACK): --fallback landlock",
+                       "(weaker; kist-sandbox(8), Landlock fallback): --fallback landlock",
                        (*err)->msg);
   free ((*err)->msg);
   (*err)->msg = m;
