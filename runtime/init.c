@@ -136,17 +136,10 @@ init_loop (pid_t child, const sigset_t *all, int status_fd)
 }
 
 /* The command of the Landlock fallback: its parent is the init (no pid
- * namespace: not PID 1), it leads its own session. */
+ * namespace: not PID 1); checked by the caller, as its own session. */
 static int
-fallback_child (struct kist_report *r, pid_t init_pid, pid_t ppid, struct kist_error **err)
+fallback_child (struct kist_report *r, pid_t init_pid)
 {
-  if (ppid != init_pid)
-    return kist_report_failed (r, LAYER, "subreaper", EPROTO, err,
-                               "the command's parent is pid %d, not kist's init (pid %d)",
-                               (int) ppid, (int) init_pid);
-  if (setsid () < 0 || getsid (0) != getpid ())
-    return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
-                               "setsid in the command: %s", strerror (errno));
   kist_report_applied (r, LAYER, "subreaper",
                        "no pid namespace (the Landlock fallback): kist's init (pid %d) is a "
                        "child subreaper (PR_GET_CHILD_SUBREAPER reads back 1) and the command "
@@ -229,16 +222,18 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   if (sigprocmask (SIG_SETMASK, &old, NULL) < 0)
     return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
   pid_t ppid = getppid ();
-  if (init_subreaper)
-    return fallback_child (r, init_pid, ppid, err);
-  if (ppid != 1)
-    return kist_report_failed (r, LAYER, "pid 1", EPROTO, err,
-                               "the command's parent is pid %d, not PID 1 of the pid namespace "
-                               "(does the config have a new pid namespace?)",
-                               (int) ppid);
+  const char *req = init_subreaper ? "subreaper" : "pid 1";
+  if (ppid != (init_subreaper ? init_pid : 1))
+    return kist_report_failed (r, LAYER, req, EPROTO, err, "the command's parent is pid %d, not %s",
+                               (int) ppid,
+                               init_subreaper ? "kist's init"
+                                              : "PID 1 of the pid namespace (does the config "
+                                                "have a new pid namespace?)");
   if (setsid () < 0 || getsid (0) != getpid ())
-    return kist_report_failed (r, LAYER, "pid 1", errno ? errno : EPROTO, err,
+    return kist_report_failed (r, LAYER, req, errno ? errno : EPROTO, err,
                                "setsid in the command: %s", strerror (errno));
+  if (init_subreaper)
+    return fallback_child (r, init_pid);
   kist_report_applied (r, LAYER, "pid 1",
                        "kist's init is PID 1 of the pid namespace and the command its child "
                        "(pid %d there, leader of its own session): every signal but SIGCHLD "

@@ -939,17 +939,22 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
   kist_jgen_kstrv (&g, "readonlyPaths", readonly);
   kist_jgen_map_close (&g);
   kist_jgen_map_close (&g);
+  return kist_sandbox_gen_take (&g, len, err);
+}
 
-  if (g.failed)
+char *
+kist_sandbox_gen_take (struct kist_jgen *g, size_t *len, struct kist_error **err)
+{
+  if (g->failed)
     {
-      yajl_gen_free (g.g);
+      yajl_gen_free (g->g);
       kist_error_make (err, EINVAL,
                        "kist sandbox: cannot build the config (an argument or variable is not "
                        "valid UTF-8)");
       return NULL;
     }
-  char *json = kist_json_gen_take (g.g);
-  yajl_gen_free (g.g);
+  char *json = kist_json_gen_take (g->g);
+  yajl_gen_free (g->g);
   *len = strlen (json);
   return json;
 }

@@ -185,6 +185,9 @@ char *kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct 
 struct kist_jgen;
 void kist_sandbox_gen_process (struct kist_jgen *g, const struct kist_sandbox_opts *o,
                                const char *cwd_override, const char *const *bounding);
+/* The finished config of g (freed), newly allocated; NULL with *err when a
+ * string was not valid UTF-8. */
+char *kist_sandbox_gen_take (struct kist_jgen *g, size_t *len, struct kist_error **err);
 
 /* ---- the Landlock fallback (sandbox_fallback.c) */
 

@@ -26,7 +26,6 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
 #include "caps.h"
 #include "json.h"
@@ -171,18 +170,7 @@ kist_sandbox_fallback_config_json (const struct kist_sandbox_opts *o,
   kist_jgen_array_close (&g);
   kist_jgen_map_close (&g);
   kist_jgen_map_close (&g);
-  if (g.failed)
-    {
-      yajl_gen_free (g.g);
-      kist_error_make (err, EINVAL,
-                       "kist sandbox: cannot build the config (an argument or variable is not "
-                       "valid UTF-8)");
-      return NULL;
-    }
-  char *json = kist_json_gen_take (g.g);
-  yajl_gen_free (g.g);
-  *len = strlen (json);
-  return json;
+  return kist_sandbox_gen_take (&g, len, err);
 }
 
 /* ------------------------------------------------ the rows not run */
