@@ -298,6 +298,19 @@ kist_sandbox_fallback_decide (struct kist_sandbox_opts *o, bool requested, const
       (*err)->status = KIST_EXIT_FAILURE;
       return -1;
     }
+  /* Without a pid namespace, the end of the sandbox is kist_kill_children:
+   * it must be able to list children (CONFIG_PROC_CHILDREN). */
+  char kids[64];
+  snprintf (kids, sizeof kids, "/proc/self/task/%d/children", (int) getpid ());
+  if (access (kids, R_OK) < 0)
+    {
+      kist_error_make (err, errno,
+                       "kist sandbox: %s; the Landlock fallback kills what is left of the "
+                       "sandbox through %s, which this kernel does not offer",
+                       why, kids);
+      (*err)->status = KIST_EXIT_FAILURE;
+      return -1;
+    }
   if (kist_sandbox_fallback_check (o, uid_set, gid_set, hostname_set, err) < 0)
     return kist_error_wrap (err, "kist sandbox --fallback landlock");
   o->fallback = true;
