@@ -532,7 +532,9 @@ kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
       return kist_report_failed (r, layer, "", e, err, "landlock_create_ruleset (ABI %d): %s",
                                  abi, strerror (e));
     }
+  /* Everything the exit frees is set before the first goto. */
   _cleanup_free_ uint64_t *access = xcalloc (rules->n_paths + 1, sizeof *access);
+  _cleanup_free_ char *ptext = NULL, *net = NULL, *scope = NULL;
   struct ll_text t = { 0 };
   struct probes pr = { .fs = { .want = EACCES }, .tcp = { .what = "TCP bind 127.0.0.1:0",
                                                           .want = EACCES },
@@ -561,7 +563,6 @@ kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
     }
   probes_after (&pr);
 
-  _cleanup_free_ char *ptext = NULL;
   bool proven = false;
   const struct probe *bad = probes_text (&pr, &ptext, &proven);
   if (bad || !proven)
@@ -572,12 +573,10 @@ kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
       goto out;
     }
   ll_text_groups (&t, rules, access, abi);
-  _cleanup_free_ char *net
-      = attr.handled_access_net ? xstrdup ("tcp bind+connect denied")
+  net = attr.handled_access_net ? xstrdup ("tcp bind+connect denied")
         : rules->deny_tcp ? xasprintf ("tcp not restricted (ABI %d < 4)", abi)
                           : xstrdup ("tcp not restricted (network shared)");
-  _cleanup_free_ char *scope
-      = attr.scoped ? xstrdup ("scoped: signal, abstract unix")
+  scope = attr.scoped ? xstrdup ("scoped: signal, abstract unix")
         : rules->scope ? xasprintf ("not scoped (ABI %d < 6)", abi) : xstrdup ("not scoped");
   kist_report_applied (r, layer, "", "ABI %d; fs: %zu rules (%s)%s%s; %s; %s; probes: %s", abi,
                        t.n_rules, t.groups ? t.groups : "none",
