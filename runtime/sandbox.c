@@ -512,15 +512,17 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
    * The Landlock fallback's scratch dir is this host dir too. */
   if ((o->keep || o->fallback) && !o->workspace)
     {
-      if (mkdirat (idfd, "work", 0700) < 0)
+      /* Not `work` unless kept: kist gc keeps a `work` dir. */
+      const char *wn = o->keep ? "work" : "scratch";
+      if (mkdirat (idfd, wn, 0700) < 0)
         {
-          kist_error_make (err, errno, "create %s/work", path);
+          kist_error_make (err, errno, "create %s/%s", path, wn);
           goto fail;
         }
-      _cleanup_close_ int wfd = openat (idfd, "work", O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
+      _cleanup_close_ int wfd = openat (idfd, wn, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
       if (wfd < 0)
         {
-          kist_error_make (err, errno, "open %s/work", path);
+          kist_error_make (err, errno, "open %s/%s", path, wn);
           goto fail;
         }
       /* Owned by the sandbox user on the host: as root that is the inside
@@ -532,17 +534,17 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
           gid_t g = o->gid + (o->userns ? 100000u : 0u);
           if (fchown (wfd, u, g) < 0)
             {
-              kist_error_make (err, errno, "chown %s/work to %u:%u", path, (unsigned) u,
+              kist_error_make (err, errno, "chown %s/%s to %u:%u", path, wn, (unsigned) u,
                                (unsigned) g);
               goto fail;
             }
         }
       if (fchmod (wfd, o->fallback ? 0700 : 0755) < 0)
         {
-          kist_error_make (err, errno, "chmod %s/work", path);
+          kist_error_make (err, errno, "chmod %s/%s", path, wn);
           goto fail;
         }
-      out->work = xasprintf ("%s/work", path);
+      out->work = xasprintf ("%s/%s", path, wn);
     }
   if (o->workspace)
     {

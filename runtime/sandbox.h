@@ -6,6 +6,7 @@
  *   ROOT/~sandbox/ID/         the bundle of one sandbox (mode 0700)
  *   ROOT/~sandbox/ID/rootfs   the empty root kist makes without --rootfs (0755)
  *   ROOT/~sandbox/ID/work     the scratch dir with --keep (kept afterwards)
+ *   ROOT/~sandbox/ID/scratch  the Landlock fallback's scratch dir without --keep (0700)
  *   ROOT/~sandbox/ID/upper    --workspace: the overlay's upper dir (workspace.h)
  *   ROOT/~sandbox/ID/ovl-work --workspace: the overlay's work dir
  *
@@ -123,7 +124,8 @@ struct kist_sandbox_dir
 {
   char *path;     /* ROOT/~sandbox/ID: the bundle */
   char *rootfs;   /* root.path: ROOT/~sandbox/ID/rootfs, or --rootfs */
-  char *work;     /* ROOT/~sandbox/ID/work with --keep, else NULL */
+  char *work;     /* ROOT/~sandbox/ID/work with --keep, .../scratch in the Landlock
+                     fallback, else NULL */
   char *upper;    /* ROOT/~sandbox/ID/upper with --workspace, else NULL */
   char *ovl_work; /* ROOT/~sandbox/ID/ovl-work with --workspace, else NULL */
 };

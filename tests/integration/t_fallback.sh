@@ -109,7 +109,7 @@ expect_eq "fallback: environment cleared (only --setenv)" "KIST_IT_MARK=$MARK " 
 sess=$(val session)
 expect_eq "fallback: the command leads a new session" "${sess#* pid=}" "${sess% pid=*}"
 cwd=$(val cwd)
-expect_match "fallback: cwd is the scratch dir under the sandbox dir" "$cwd" "^$SB/sandbox-[^/]*/work\$"
+expect_match "fallback: cwd is the scratch dir under the sandbox dir" "$cwd" "^$SB/sandbox-[^/]*/scratch\$"
 expect_eq "fallback: the scratch dir is writable" writable "$(val scratch)"
 expect_true "fallback: the scratch dir is removed afterwards" test ! -e "$cwd"
 expect_eq "fallback: report entry fallback applied" true "$(layer_field "$XDG/fb.json" fallback applied)"
@@ -143,6 +143,45 @@ restricted timeout sandbox --fallback landlock --timeout 1 "${BASE[@]}" -- \
   /usr/bin/sh -c '(/usr/bin/sleep 301 &); /usr/bin/sleep 302 & /usr/bin/sleep 303'
 expect_eq "timeout: exit 124" 124 "$RC"
 expect_eq "timeout: no process of the sandbox is left" "" "$(leftover_pids)"
+
+# ---- kist killed (SIGKILL): its init kills everything left (its parent-death
+# signal), then kist gc removes the sandbox's state and dir
+restricted killed sandbox --fallback landlock --rw "$T/flag" "${BASE[@]}" -- \
+  /usr/bin/sh -c '(/usr/bin/sleep 304 &); : > '"$T/flag/up"'; /usr/bin/sleep 305' &
+bg=$!
+for ((i = 0; i < 300; i++)); do
+  [ -e "$T/flag/up" ] && break
+  sleep 0.05
+done
+# the command: the parent of its `sleep 305`
+slp=
+for d in /proc/[0-9]*; do
+  [ "$(tr '\0' ' ' < "$d/cmdline" 2> /dev/null)" = "/usr/bin/sleep 305 " ] \
+    && grep -qz "^KIST_IT_MARK=$MARK\$" "$d/environ" 2> /dev/null && slp=${d#/proc/}
+done
+cmd=$(awk '/^PPid:/ { print $2 }' "/proc/$slp/status" 2> /dev/null)
+init=$(awk '/^PPid:/ { print $2 }' "/proc/$cmd/status" 2> /dev/null)
+kpid=$(awk '/^PPid:/ { print $2 }' "/proc/$init/status" 2> /dev/null)
+if [ -n "$kpid" ] && [ "$(cat "/proc/$kpid/comm" 2> /dev/null)" = kist ]; then
+  kill -KILL "$kpid"
+  for ((i = 0; i < 100; i++)); do
+    [ -z "$(leftover_pids)" ] && break
+    sleep 0.05
+  done
+  expect_eq "kist killed: no process of the sandbox is left" "" "$(leftover_pids)"
+else
+  fail "kist killed: found kist above the command" "sleep $slp, command $cmd, init $init, kist $kpid" \
+    "flag: $(ls "$T/flag")"
+fi
+wait "$bg"
+kn_in / gc gc
+expect_eq "kist killed: kist gc removes what is left (exit 0)" 0 "$RC"
+
+# ---- root makes its namespaces without a user namespace: never falls back
+kc root sandbox --fallback landlock --report "$T/root.json" "${BASE[@]}" -- /usr/bin/true
+expect_eq "root: --fallback landlock runs the namespaced sandbox" 0 "$RC"
+expect_eq "root: no fallback entry" "" "$(layer_field "$T/root.json" fallback applied)"
+expect_eq "root: namespace.user not needed" true "$(layer_field "$T/root.json" namespace.mount applied)"
 
 # ---- what the fallback cannot give: refused before anything runs
 restricted ws sandbox --fallback landlock --workspace "$HOSTW" "${BASE[@]}" -- /usr/bin/true
