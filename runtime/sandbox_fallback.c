@@ -319,10 +319,10 @@ kist_sandbox_fallback_decide (struct kist_sandbox_opts *o, bool requested, const
   fb->wanted_ns = wanted;
   fb->errnum = e;
   fb->why = steal_pointer (&why);
-  fb->replaced = xasprintf ("landlock ABI %d (/ read-only; the scratch dir and --rw writable; "
-                            "%s; signals and abstract unix sockets scoped), seccomp %s, rlimits, "
-                            "a new session, a cleared environment, no_new_privileges, no "
-                            "capabilities, kist's init as a child subreaper, a scratch dir "
+  fb->replaced = xasprintf ("landlock ABI %d (/ and /proc read-only; the scratch dir and --rw "
+                            "writable; %s; signals and abstract unix sockets scoped), seccomp %s, "
+                            "rlimits, a new session, a cleared environment, no_new_privileges, "
+                            "no capabilities, kist's init as a child subreaper, a scratch dir "
                             "removed afterwards",
                             abi, o->net_host ? "the host's network (--net host)"
                                              : "the host's network with TCP bind and connect "
@@ -336,13 +336,16 @@ kist_sandbox_fallback_landlock (const struct kist_sandbox_opts *o,
                                 const struct kist_sandbox_dir *d)
 {
   /* As the namespaced sandbox's own paths (kist_sandbox_landlock), but the
-   * host's: no /tmp and no /dev/shm, which other users share. */
+   * host's: no /tmp and no /dev/shm, which other users share, and /proc
+   * read-only: it is the host's, where the files of the caller's other
+   * processes (oom_score_adj, coredump_filter, clear_refs) are writable by
+   * the same uid without the ptrace check Landlock scopes. */
   static const struct
   {
     const char *path;
     uint64_t access;
   } own[] = {
-    { "/proc", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_TRUNCATE },
+    { "/proc", KIST_LL_FS_READ },
     { "/dev", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE },
     { "/dev/tty", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_IOCTL_DEV },
     { "/dev/pts", KIST_LL_FS_READ | KIST_LL_FS_WRITE_FILE | KIST_LL_FS_IOCTL_DEV },

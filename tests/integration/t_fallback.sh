@@ -37,6 +37,7 @@ echo "cwd=$(pwd)"
 echo "session=$(cut -d' ' -f6 /proc/$$/stat) pid=$$"
 if (: > "$1/escaped") 2> "$PWD/err"; then echo "hostw=written"; else echo "hostw=$(cat "$PWD/err")"; fi
 if : > ./scratch-file; then echo "scratch=writable"; fi
+if (echo 1000 > /proc/$PPID/oom_score_adj) 2> "$PWD/err"; then echo "proc=written"; else echo "proc=$(cat "$PWD/err")"; fi
 EOF
 chmod 0644 "$T/probe.sh"
 
@@ -111,6 +112,8 @@ expect_eq "fallback: the command leads a new session" "${sess#* pid=}" "${sess% 
 cwd=$(val cwd)
 expect_match "fallback: cwd is the scratch dir under the sandbox dir" "$cwd" "^$SB/sandbox-[^/]*/scratch\$"
 expect_eq "fallback: the scratch dir is writable" writable "$(val scratch)"
+expect_contains "fallback: the host's /proc is read-only (the init's oom_score_adj)" "$(val proc)" \
+  "Permission denied"
 expect_true "fallback: the scratch dir is removed afterwards" test ! -e "$cwd"
 expect_eq "fallback: report entry fallback applied" true "$(layer_field "$XDG/fb.json" fallback applied)"
 expect_contains "fallback: the entry fallback says what replaced the namespaces" \
@@ -147,7 +150,7 @@ expect_eq "timeout: no process of the sandbox is left" "" "$(leftover_pids)"
 # ---- kist killed (SIGKILL): its init kills everything left (its parent-death
 # signal), then kist gc removes the sandbox's state and dir
 restricted killed sandbox --fallback landlock --rw "$T/flag" "${BASE[@]}" -- \
-  /usr/bin/sh -c '(/usr/bin/sleep 304 &); : > '"$T/flag/up"'; /usr/bin/sleep 305' &
+  /usr/bin/sh -c '(/usr/bin/sleep 304 &); : > '"$T/flag/up"'; /usr/bin/sleep 305' 2> /dev/null &
 bg=$!
 for ((i = 0; i < 300; i++)); do
   [ -e "$T/flag/up" ] && break
