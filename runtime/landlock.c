@@ -67,6 +67,9 @@
 #ifndef LANDLOCK_SCOPE_SIGNAL
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
 #endif
+#ifndef LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF
+#define LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0) /* ABI 7 */
+#endif
 
 _Static_assert (KIST_LL_FS_EXECUTE == LANDLOCK_ACCESS_FS_EXECUTE, "UAPI");
 _Static_assert (KIST_LL_FS_WRITE_FILE == LANDLOCK_ACCESS_FS_WRITE_FILE, "UAPI");
@@ -550,7 +553,10 @@ kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
     }
 
   probes_before (&pr, attr.handled_access_net != 0, attr.scoped != 0);
-  if (syscall (SYS_landlock_restrict_self, rfd, 0) < 0)
+  /* ABI 7 audits denials; the probes' own, made by kist before the exec,
+   * are not worth an audit record each, the command's are. */
+  unsigned flags = abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF : 0;
+  if (syscall (SYS_landlock_restrict_self, rfd, flags) < 0)
     {
       int e = errno;
       bool nnp = prctl (PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;

@@ -826,10 +826,36 @@ rule_init ()
   fi
 }
 
+# landlock: no file shows a Landlock domain, so the observer asks the
+# kernel through the process itself: system calls injected into it with
+# ptrace (peek landlock, x86_64), a mkdir in the detail's probe directory
+# and a TCP bind to 127.0.0.1:0.  Applied: the detail names the kernel's
+# ABI, the mkdir is denied (EACCES), and the bind too when the detail says
+# TCP is denied (else it works).  Not requested (a config's create or run):
+# nothing claimed.
+rule_landlock ()
+{
+  [ "$APP" = true ] || return 0
+  local got dir abi mk bd
+  dir=$(sed -n 's/.*probes: .*mkdir in \([^ ]*\) denied.*/\1/p' <<< "$DET")
+  got=$("$OBS_PEEK" landlock "$P" "${dir:-/dev/shm}" 2>&1) || { bad "peek landlock: $got"; return; }
+  read -r _ abi _ mk _ bd <<< "$got"
+  [[ $DET == "ABI $abi; "* ]] || bad "the kernel offers Landlock ABI $abi, the detail says '${DET%%;*}'"
+  [ -n "$dir" ] || bad "applied, but the detail names no mkdir probe"
+  [ "$mk" = EACCES ] \
+    || bad "applied, but a mkdir in ${dir:-/dev/shm} injected into the process gives ${mk:-?}, not EACCES"
+  if [[ $DET == *"; tcp bind+connect denied;"* ]]; then
+    [ "$bd" = EACCES ] || bad "TCP denied, but a TCP bind injected into the process gives ${bd:-?}"
+  elif [ "$bd" != 0 ]; then
+    bad "TCP not restricted, but a TCP bind injected into the process gives ${bd:-?}"
+  fi
+}
+
 _rule_for ()
 {
   case $1 in
     init) echo rule_init ;;
+    landlock) echo rule_landlock ;;
     apparmor | selinux | terminal | cgroup | hostname | domainname | sysctl | masked_paths | readonly_paths | oom_score_adj \
       | cwd | environment | user | capabilities | no_new_privileges | session | seccomp | exec | dev | mounts)
       echo "rule_$1" ;;
