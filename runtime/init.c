@@ -142,7 +142,8 @@ fallback_child (struct kist_report *r, pid_t init_pid)
 {
   kist_report_applied (r, LAYER, "subreaper",
                        "no pid namespace (the Landlock fallback): kist's init (pid %d) is a "
-                       "child subreaper (PR_GET_CHILD_SUBREAPER reads back 1) and the command "
+                       "child subreaper (PR_GET_CHILD_SUBREAPER reads back 1) in a process "
+                       "group of its own and the command "
                        "its child (pid %d, leader of its own session): every signal but "
                        "SIGCHLD forwarded to it, orphans reaped, its status passed on; when "
                        "the command ends, on --timeout and when kist dies, every process left "
@@ -180,6 +181,13 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
           || prctl (PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) < 0 || subreaper != 1))
     return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
                                "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror (errno));
+  /* Its own process group (it leads its session already: the session
+   * entry): a SIGKILL to kist's group (timeout -s KILL) must leave the init
+   * alive to kill what is left once kist is gone. */
+  if (init_subreaper && getpgrp () != getpid ()
+      && (setpgid (0, 0) < 0 || getpgrp () != getpid ()))
+    return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
+                               "setpgid (0, 0): %s", strerror (errno));
   pid_t init_pid = getpid ();
   sigset_t all, old;
   sigfillset (&all);

@@ -147,8 +147,9 @@ restricted timeout sandbox --fallback landlock --timeout 1 "${BASE[@]}" -- \
 expect_eq "timeout: exit 124" 124 "$RC"
 expect_eq "timeout: no process of the sandbox is left" "" "$(leftover_pids)"
 
-# ---- kist killed (SIGKILL): its init kills everything left (its parent-death
-# signal), then kist gc removes the sandbox's state and dir
+# ---- kist and its process group killed (SIGKILL): its init, in a group of its
+# own, kills everything left (its parent-death signal), then kist gc removes
+# the sandbox's state and dir
 restricted killed sandbox --fallback landlock --rw "$T/flag" "${BASE[@]}" -- \
   /usr/bin/sh -c '(/usr/bin/sleep 304 &); : > '"$T/flag/up"'; /usr/bin/sleep 305' 2> /dev/null &
 bg=$!
@@ -166,7 +167,9 @@ cmd=$(awk '/^PPid:/ { print $2 }' "/proc/$slp/status" 2> /dev/null)
 init=$(awk '/^PPid:/ { print $2 }' "/proc/$cmd/status" 2> /dev/null)
 kpid=$(awk '/^PPid:/ { print $2 }' "/proc/$init/status" 2> /dev/null)
 if [ -n "$kpid" ] && [ "$(cat "/proc/$kpid/comm" 2> /dev/null)" = kist ]; then
-  kill -KILL "$kpid"
+  # kist's whole process group (as `timeout -s KILL` does): kist, not its init
+  pgrp=$(cut -d' ' -f5 "/proc/$kpid/stat")
+  kill -KILL -- "-$pgrp"
   for ((i = 0; i < 100; i++)); do
     [ -z "$(leftover_pids)" ] && break
     sleep 0.05
