@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "layer.h"
 #include "landlock.h"
 #include "log.h"
 #include "sandbox.h"
@@ -41,6 +44,8 @@ struct sb_flags
   const char *grace_arg;
   int64_t grace_ms;     /* after SIGINT/SIGTERM/SIGHUP/SIGQUIT: then the scope is killed */
   const char *probe;    /* --probe[=table|json]: only say what this host can enforce */
+  bool fallback_landlock;          /* --fallback landlock */
+  bool uid_set, gid_set, hostname_set;
 };
 
 static int
@@ -104,7 +109,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     O_SETENV, O_ENVFILE, O_UID, O_GID, O_HOSTNAME, O_SECCOMP, O_NET, O_USERNS, O_CWD, O_MEMORY,
     O_PIDS, O_CPUS, O_NOFILE, O_FSIZE, O_NPROC, O_CORE, O_CPUTIME, O_TIMEOUT, O_GRACE, O_REPORT,
     O_REPORTFD, O_STATUSFD, O_REPORTFMT, O_DEGRADE, O_WORKSPACE, O_COMMIT, O_WSSIZE, O_WSINODES,
-    O_MAXFSIZE, O_FILE, O_CHMOD, O_DEV, O_PROBE
+    O_MAXFSIZE, O_FILE, O_CHMOD, O_DEV, O_PROBE, O_FALLBACK
   };
   static const struct option opts[] = {
     { "rootfs", required_argument, NULL, O_ROOTFS },
@@ -152,6 +157,7 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
     { "chmod", required_argument, NULL, O_CHMOD },
     { "dev", required_argument, NULL, O_DEV },
     { "probe", optional_argument, NULL, O_PROBE },
+    { "fallback", required_argument, NULL, O_FALLBACK },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -247,14 +253,17 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
       case O_UID:
         if (parse_u32 (optarg, &o->uid) < 0)
           return usage_error (err, "--uid `%s`: expected a number", optarg);
+        f->uid_set = true;
         break;
       case O_GID:
         if (parse_u32 (optarg, &o->gid) < 0)
           return usage_error (err, "--gid `%s`: expected a number", optarg);
+        f->gid_set = true;
         break;
       case O_HOSTNAME:
         free (o->hostname);
         o->hostname = xstrdup (optarg);
+        f->hostname_set = true;
         break;
       case O_SECCOMP:
         free (o->seccomp);
@@ -385,6 +394,11 @@ parse_flags (int argc, char **argv, struct sb_flags *f, struct kist_error **err)
           return usage_error (err, "--probe=%s: expected --probe, --probe=table or --probe=json",
                               optarg);
         f->probe = optarg ? optarg : "table";
+        break;
+      case O_FALLBACK:
+        if (strcmp (optarg, "landlock") != 0 && strcmp (optarg, "none") != 0)
+          return usage_error (err, "--fallback `%s`: expected landlock or none", optarg);
+        f->fallback_landlock = strcmp (optarg, "landlock") == 0;
         break;
       case 'h': kist_sandbox_help (); exit (0);
       default:
@@ -674,7 +688,7 @@ teardown (int rootfd, const char *root, const char *id, const struct kist_sandbo
         kist_report_applied (r, "teardown", NULL,
                              "processes killed, cgroup scope and state dir removed (delete "
                              "--force, verified); sandbox dir %s, verified gone",
-                             d->work ? "root removed, work dir kept" : "removed");
+                             d->work && o->keep ? "root removed, work dir kept" : "removed");
       else
         {
           _cleanup_error_ struct kist_error *ignored = NULL;
@@ -720,6 +734,62 @@ record_signal (struct kist_report *r, const struct sb_flags *f, int ended, bool 
            f->grace_arg, sig);
 }
 
+/* ---------------------------------------------- the Landlock fallback */
+
+/* The policy with every namespace.* allowed to degrade: the fallback's
+ * namespace entries are requested and not applied (sandbox_fallback.c). */
+static const char *
+fallback_policy (const char *pol, char **storage)
+{
+  char *p = pol && *pol ? xasprintf ("%s,namespace.*", pol) : xstrdup ("namespace.*");
+  free (*storage);
+  *storage = p;
+  return p;
+}
+
+/* Refused for want of a user namespace: name the fallback, too. */
+static void
+fallback_hint (const struct sb_flags *f, struct kist_error **err)
+{
+  if (f->o.fallback || geteuid () == 0 || *err == NULL
+      || strstr ((*err)->msg, "clone the container init") == NULL)
+    return;
+  char *m = xasprintf ("%s; or let kist sandbox run without namespaces, confined by Landlock "
+                       "(weaker; kist-sandbox(8), Landlock fallback): --fallback landlock",
+                       (*err)->msg);
+  free ((*err)->msg);
+  (*err)->msg = m;
+  (*err)->status = KIST_EXIT_FAILURE;
+}
+
+/* The fallback never runs without its Landlock domain, whatever the policy
+ * lets degrade: true (with *err) when the entry is not applied. */
+static bool
+fallback_unconfined (const struct kist_report *r, struct kist_error **err)
+{
+  const struct kist_layer *l = kist_report_find (r, "landlock");
+  if (l && l->applied)
+    return false;
+  kist_error_make (err, l && l->errnum ? l->errnum : EPERM,
+                   "kist sandbox --fallback landlock: the landlock entry is not applied (%s); "
+                   "without namespaces the sandbox never runs without it",
+                   l && l->reason ? l->reason : "not recorded");
+  (*err)->status = KIST_EXIT_FAILURE;
+  return true;
+}
+
+/* --timeout or --grace in the fallback: the init (killed already) and
+ * everything under it, which comes to kist as the subreaper; the init's
+ * status (128+N). */
+static int
+fallback_kill_all (pid_t init)
+{
+  int st = 0;
+  if (kist_kill_children (init, &st) < 0)
+    return kist_wait_status (init, -1, NULL);
+  return WIFSIGNALED (st) ? 128 + WTERMSIG (st) : WEXITSTATUS (st);
+}
+
 int
 kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -732,6 +802,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   _cleanup_resources_ struct kist_resources *sb_res = NULL;
   _cleanup_landlock_ struct kist_landlock_rules *sb_landlock = NULL;
   struct kist_sandbox_dir dir = { 0 };
+  struct kist_sandbox_fallback fb = { 0 };
   bool dir_made = false, ran = false, timed_out = false;
   size_t config_len = 0;
   struct ws_run ws = { .userns = -1, .mntns = -1 };
@@ -750,6 +821,24 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
         status = kist_error_exit_status (*err);
       goto out;
     }
+  /* Before anything is made: the namespaced sandbox, or (allowed, and no
+   * user namespace to be had) the Landlock fallback. */
+  const char *pol = kist_cmd_policy (g, f.allow_degraded, &policy);
+  if (kist_sandbox_fallback_decide (&f.o, f.fallback_landlock, pol, f.uid_set, f.gid_set,
+                                    f.hostname_set, &fb, err)
+      < 0)
+    goto out;
+  if (f.o.fallback)
+    {
+      pol = fallback_policy (pol, &policy);
+      /* Orphans of a killed init come to kist, which kills them too. */
+      if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+        {
+          kist_error_make (err, errno, "kist sandbox --fallback landlock: "
+                                       "prctl(PR_SET_CHILD_SUBREAPER)");
+          goto out;
+        }
+    }
 
   id = kist_sandbox_new_id ();
   rootfd = kist_container_root_open (g->root, &root, err);
@@ -758,13 +847,16 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   if (kist_sandbox_dir_create (rootfd, root, id, &f.o, &dir, err) < 0)
     goto out;
   dir_made = true;
-  config = kist_sandbox_config_json (&f.o, &dir, geteuid (), getegid (), &config_len, err);
+  config = f.o.fallback ? kist_sandbox_fallback_config_json (&f.o, &dir, &config_len, err)
+                        : kist_sandbox_config_json (&f.o, &dir, geteuid (), getegid (),
+                                                    &config_len, err);
   if (config == NULL)
     goto teardown;
 
   int64_t start_ms = now_ms ();
   sb_res = kist_sandbox_resources (&f.o);
-  sb_landlock = kist_sandbox_landlock (&f.o, &dir, err);
+  sb_landlock = f.o.fallback ? kist_sandbox_fallback_landlock (&f.o, &dir)
+                             : kist_sandbox_landlock (&f.o, &dir, err);
   if (sb_landlock == NULL)
     goto teardown;
   /* kist's init writes how the command ended here (init.c). */
@@ -778,7 +870,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   init_wr = init_pipe[1];
   struct kist_create_opts co = {
     .id = id, .bundle = dir.path, .operation = "sandbox", .report_fd = -1,
-    .allow_degraded = kist_cmd_policy (g, f.allow_degraded, &policy), .config_json = config,
+    .allow_degraded = pol, .config_json = config, .fallback = f.o.fallback ? &fb : NULL,
     .config_len = config_len,
     .resources = sb_res,
     .landlock = sb_landlock,
@@ -817,8 +909,14 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
                                            "(userxattr) and a state root filesystem with user "
                                            "xattrs"
                                          : "");
+      fallback_hint (&f, err);
       emit_report (&f, r, true);
       status = kist_error_exit_status (*err);
+      goto teardown;
+    }
+  if (f.o.fallback && fallback_unconfined (r, err))
+    {
+      emit_report (&f, r, true);
       goto teardown;
     }
   kist_forward_signals (pid);
@@ -846,7 +944,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
       if (kist_container_kill (rootfd, id, SIGKILL, true, &kerr) < 0)
         kist_log_warn ("sandbox %s: %s", graced ? "--grace" : "timeout", kerr->msg);
       kill (pid, SIGKILL);   /* the init itself, in any case */
-      int st = kist_wait_status (pid, -1, NULL);
+      int st = f.o.fallback ? fallback_kill_all (pid) : kist_wait_status (pid, -1, NULL);
       if (graced)
         status = st;
     }
@@ -883,12 +981,14 @@ teardown:
     /* A failure here does not change the command's status: it is printed
      * (and recorded in the report as "teardown", not applied). */
     _cleanup_error_ struct kist_error *terr = NULL;
+    if (f.o.fallback)
+      kist_kill_children (0, NULL); /* whatever came to kist, as a subreaper */
     if (dir_made
         && teardown (rootfd, root, id, &f.o, &dir, ran, &status, timed_out, &ws, r, g, &terr) < 0)
       kist_log_error ("%s", terr->msg);
     if (r && r->n_layers > 0)
       emit_report (&f, r, false);
-    if (dir_made && dir.work)
+    if (dir_made && dir.work && f.o.keep)
       dprintf (STDERR_FILENO, "kist: sandbox work dir kept at %s\n", dir.work);
   }
 
@@ -897,6 +997,7 @@ out:
     close (ws.userns);
   if (ws.mntns >= 0)
     close (ws.mntns);
+  kist_sandbox_fallback_clear (&fb);
   kist_sandbox_dir_clear (&dir);
   kist_sandbox_opts_clear (&f.o);
   return status;

@@ -403,14 +403,16 @@ create_load (struct create_job *j, struct kist_error **err)
   struct kist_spec *spec = j->ctx.spec = j->spec;
   if (spec->process == NULL)
     return kist_error_make (err, EINVAL, "config.json: process: required to create a container");
-  if (spec->linux_ == NULL || !spec->linux_->ns[KIST_NS_MOUNT].present)
+  /* Only kist sandbox's Landlock fallback runs without one: it mounts
+   * nothing (its rows that need one are not run, layer.c). */
+  if (spec->linux_ == NULL || (!spec->linux_->ns[KIST_NS_MOUNT].present && !o->fallback))
     return kist_error_make (err, EINVAL,
                             "config.json: linux.namespaces: kist needs a mount namespace (add "
                             "{\"type\": \"mount\"}); it never mounts in the caller's namespace");
   if (kist_ns_check (spec, err) < 0)
     return -1;
   const struct kist_namespace *pidns = &spec->linux_->ns[KIST_NS_PID];
-  if (o->with_init && (!pidns->present || pidns->path))
+  if (o->with_init && !o->fallback && (!pidns->present || pidns->path))
     return kist_error_make (err, EINVAL,
                             "--init: kist's init must be PID 1 of a new pid namespace, and "
                             "config.json's linux.namespaces %s: add {\"type\": \"pid\"} or drop "
@@ -428,7 +430,7 @@ create_load (struct create_job *j, struct kist_error **err)
   /* The seccomp profile, parsed (the PREPARE layer only compiles it). */
   if (kist_seccomp_choose (spec, j->bundle_fd, &j->ctx.seccomp, err) < 0)
     return -1;
-  if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present)
+  if (geteuid () != 0 && !spec->linux_->ns[KIST_NS_USER].present && !o->fallback)
     return kist_error_make (err, EPERM,
                             "config.json: linux.namespaces: kist runs as uid %u, not root, and the "
                             "config asks for no user namespace; a rootless container needs one "
@@ -691,9 +693,9 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
              .pid_file = o->pid_file, .die_with_parent = o->die_with_parent,
              .with_init = o->with_init,
              .init_status_fd = o->with_init ? o->init_status_fd : -1,
-             .landlock = o->landlock,
-             .exact_env = o->exact_env, .tty = { .slave = -1, .index = -1, .master = -1,
-                                                 .console = true, .relay = o->pty_master != NULL } }
+             .exact_env = o->exact_env, .landlock = o->landlock, .fallback = o->fallback,
+             .tty = { .slave = -1, .index = -1, .master = -1, .console = true,
+                      .relay = o->pty_master != NULL } }
   };
   if (o->pty_master)
     *o->pty_master = -1;

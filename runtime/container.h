@@ -86,6 +86,9 @@ struct kist_create_opts
                                     unprivileged kist cannot open them later); NULL: none */
   const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),
                                                  NULL: not requested */
+  /* kist sandbox --fallback landlock: a config without namespaces, created
+   * as the caller (sandbox.h, sandbox_fallback.c); NULL: none. */
+  const struct kist_sandbox_fallback *fallback;
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
   bool report_at_start;          /* run: write --report/--report-fd after start's
                                     entries (kist_create writes it only on failure) */

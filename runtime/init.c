@@ -21,6 +21,7 @@
  * pid namespace's PID 1, and it is not. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -40,11 +41,53 @@
 
 #define LAYER "init"
 
+/* The Landlock fallback has no pid namespace whose end would take every
+ * process with it: the init is a child subreaper instead, and kills what is
+ * left itself (the kist that waits for it, too, after a timeout). */
+static bool init_subreaper;
+static pid_t init_kist;          /* the init's parent: kist */
+
+int
+kist_kill_children (pid_t watch, int *wstatus)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/task/%d/children", (int) getpid ());
+  for (int rounds = 0;; rounds++)
+    {
+      /* Every pid listed is a child not reaped yet (a zombie holds its
+       * pid): only this process reaps it, so no pid here is anyone else's. */
+      _cleanup_free_ char *text = NULL;
+      _cleanup_error_ struct kist_error *e = NULL;
+      if (kist_read_file_at (AT_FDCWD, path, 1u << 20, &text, NULL, &e) < 0)
+        return -(e && e->errnum ? e->errnum : EIO);
+      uint64_t pids[256];
+      size_t n = vf_numbers (text, pids, KIST_ARRAY_SIZE (pids));
+      if (n == 0)
+        return rounds;
+      for (size_t i = 0; i < n; i++)
+        kill ((pid_t) pids[i], SIGKILL);
+      /* At least one of them ends: reap it, then whatever else is dead. */
+      for (int flags = 0;; flags = WNOHANG)
+        {
+          int st = 0;
+          pid_t w = waitpid (-1, &st, flags);
+          if (w < 0 && errno == EINTR)
+            continue;
+          if (w <= 0)
+            break;
+          if (w == watch && wstatus)
+            *wstatus = st;
+        }
+    }
+}
+
 /* The command ended: its status, and what it used, for kist (status_fd). */
 static void __attribute__ ((noreturn))
 init_end (int status_fd, int st)
 {
   struct rusage ru = { 0 };
+  if (init_subreaper)
+    kist_kill_children (0, NULL);
   if (status_fd >= 0)
     {
       getrusage (RUSAGE_CHILDREN, &ru);
@@ -68,6 +111,13 @@ init_loop (pid_t child, const sigset_t *all, int status_fd)
             continue;
           _exit (KIST_EXIT_FAILURE);
         }
+      if (sig != SIGCHLD && init_subreaper && getppid () != init_kist)
+        {
+          /* kist is gone (the parent-death signal): nothing of the sandbox
+           * may outlive it. */
+          kist_kill_children (0, NULL);
+          _exit (128 + SIGKILL);
+        }
       if (sig != SIGCHLD)
         {
           kill (child, sig);
@@ -83,6 +133,25 @@ init_loop (pid_t child, const sigset_t *all, int status_fd)
             init_end (status_fd, st);
         }
     }
+}
+
+/* The command of the Landlock fallback: its parent is the init (no pid
+ * namespace: not PID 1); checked by the caller, as its own session. */
+static int
+fallback_child (struct kist_report *r, pid_t init_pid)
+{
+  kist_report_applied (r, LAYER, "subreaper",
+                       "no pid namespace (the Landlock fallback): kist's init (pid %d) is a "
+                       "child subreaper (PR_GET_CHILD_SUBREAPER reads back 1) in a process "
+                       "group of its own and the command "
+                       "its child (pid %d, leader of its own session): every signal but "
+                       "SIGCHLD forwarded to it, orphans reaped, its status passed on; when "
+                       "the command ends, on --timeout and when kist dies, every process left "
+                       "under the init is killed (SIGKILL, until none is left); getppid read "
+                       "back",
+                       (int) init_pid, (int) getpid ());
+  kist_report_expect (r, LAYER, "parent=subreaper");
+  return 0;
 }
 
 int
@@ -102,6 +171,24 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   for (int s = 1; s < NSIG; s++)
     if (s != SIGKILL && s != SIGSTOP)
       signal (s, SIG_DFL);
+  /* Without a pid namespace (the Landlock fallback), orphans come to the
+   * init, not to some host process: a child subreaper. */
+  init_subreaper = ctx->fallback != NULL;
+  init_kist = getppid ();
+  int subreaper = 0;
+  if (init_subreaper
+      && (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0
+          || prctl (PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) < 0 || subreaper != 1))
+    return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
+                               "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror (errno));
+  /* Its own process group (it leads its session already: the session
+   * entry): a SIGKILL to kist's group (timeout -s KILL) must leave the init
+   * alive to kill what is left once kist is gone. */
+  if (init_subreaper && getpgrp () != getpid ()
+      && (setpgid (0, 0) < 0 || getpgrp () != getpid ()))
+    return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
+                               "setpgid (0, 0): %s", strerror (errno));
+  pid_t init_pid = getpid ();
   sigset_t all, old;
   sigfillset (&all);
   if (sigprocmask (SIG_BLOCK, &all, &old) < 0)
@@ -128,7 +215,12 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
             syscall (SYS_close_range, 0U, (unsigned) sfd - 1, 0U);
           syscall (SYS_close_range, (unsigned) sfd + 1, ~0U, 0U);
         }
-      if (ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+      /* A subreaper must outlive kist long enough to kill what is left:
+       * a signal it can catch (and tell from one kist passed on: then
+       * its parent is still kist). */
+      if (ctx->die_with_parent
+          && (prctl (PR_SET_PDEATHSIG, init_subreaper ? SIGTERM : SIGKILL) < 0
+              || (init_subreaper && getppid () != init_kist)))
         _exit (KIST_EXIT_FAILURE);
       init_loop (child, &all, sfd);
     }
@@ -138,14 +230,18 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   if (sigprocmask (SIG_SETMASK, &old, NULL) < 0)
     return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
   pid_t ppid = getppid ();
-  if (ppid != 1)
-    return kist_report_failed (r, LAYER, "pid 1", EPROTO, err,
-                               "the command's parent is pid %d, not PID 1 of the pid namespace "
-                               "(does the config have a new pid namespace?)",
-                               (int) ppid);
+  const char *req = init_subreaper ? "subreaper" : "pid 1";
+  if (ppid != (init_subreaper ? init_pid : 1))
+    return kist_report_failed (r, LAYER, req, EPROTO, err, "the command's parent is pid %d, not %s",
+                               (int) ppid,
+                               init_subreaper ? "kist's init"
+                                              : "PID 1 of the pid namespace (does the config "
+                                                "have a new pid namespace?)");
   if (setsid () < 0 || getsid (0) != getpid ())
-    return kist_report_failed (r, LAYER, "pid 1", errno ? errno : EPROTO, err,
+    return kist_report_failed (r, LAYER, req, errno ? errno : EPROTO, err,
                                "setsid in the command: %s", strerror (errno));
+  if (init_subreaper)
+    return fallback_child (r, init_pid);
   kist_report_applied (r, LAYER, "pid 1",
                        "kist's init is PID 1 of the pid namespace and the command its child "
                        "(pid %d there, leader of its own session): every signal but SIGCHLD "
@@ -193,10 +289,49 @@ kist_init_status_read (int fd, struct kist_init_status *s)
 
 /* Of the command (ctx->pid): its parent, read from outside, is PID 1 of the
  * pid namespace; the command is not, and leads its own session. */
+/* The fallback's: the command's parent is kist's init, whose parent is the
+ * kist verifying it (this process); the command leads its own session. */
+static char *
+subreaper_check (struct kist_ctx *ctx, char **note)
+{
+  char *why = NULL;
+  _cleanup_free_ char *ppid = vf_status_field (ctx, "PPid", &why);
+  if (ppid == NULL)
+    return why;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) ctx->pid);
+  _cleanup_free_ char *stat = NULL;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1 << 16, &stat, NULL, &e) < 0)
+    return xasprintf ("from outside, %s: %s", path, e->msg);
+  /* pid (comm) state ppid pgrp session ...: after the last ')'. */
+  const char *rp = strrchr (stat, ')');
+  int st_ppid = 0, pgrp = 0, session = 0;
+  char state = 0;
+  if (rp == NULL || sscanf (rp + 1, " %c %d %d %d", &state, &st_ppid, &pgrp, &session) != 4
+      || session != (int) ctx->pid)
+    return xasprintf ("from outside, %s: the command (pid %d) does not lead its own session",
+                      path, (int) ctx->pid);
+  snprintf (path, sizeof path, "/proc/%s/status", ppid);
+  _cleanup_free_ char *text = NULL;
+  if (kist_read_file_at (AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0)
+    return xasprintf ("from outside, %s (the command's parent): %s", path, e->msg);
+  const char *line = strstr (text, "\nPPid:");
+  if (line == NULL || atoi (line + 6) != (int) getpid ())
+    return xasprintf ("from outside, the command's parent (pid %s) is not kist's init, the "
+                      "child of this kist (pid %d): %s",
+                      ppid, (int) getpid (), path);
+  *note = xasprintf ("verified from outside: the command (pid %d) leads its session and is the "
+                     "child of kist's init (pid %s), the child of this kist",
+                     (int) ctx->pid, ppid);
+  return NULL;
+}
+
 static char *
 init_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
 {
-  (void) l;
+  if (l && l->expect && strcmp (l->expect, "parent=subreaper") == 0)
+    return subreaper_check (ctx, note);
   char *why = NULL;
   _cleanup_free_ char *ppid = vf_status_field (ctx, "PPid", &why);
   if (ppid == NULL)

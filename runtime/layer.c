@@ -82,6 +82,7 @@ cgroup_join (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **er
 #define CR KIST_FOR_CREATE
 #define EX KIST_FOR_EXEC
 #define SB KIST_FOR_SANDBOX
+#define NM KIST_NEEDS_MOUNT_NS
 
 /* The table of contents.  Within a phase, rows run top-down; a row that
  * appears twice (seccomp, terminal, cgroup) is one layer acting at two
@@ -121,35 +122,36 @@ const struct kist_layer_def kist_layers[] = {
     "while the init has kist's credentials and /proc/self is still its own to write" },
   { KIST_PHASE_SETUP, CR, nondumpable, NULL, NULL,
     "no entry: before the init joins or creates anything (CVE-2016-9962)" },
-  { KIST_PHASE_SETUP, CR, kist_ns_apply, NULL,
-    E (C ("namespace.user", kist_ns_verify), C ("namespace.mount", kist_ns_verify),
+  { KIST_PHASE_SETUP, CR | NM, kist_ns_apply, NULL,
+    E (C ("fallback"), C ("namespace.user", kist_ns_verify), C ("namespace.mount", kist_ns_verify),
        C ("namespace.pid", kist_ns_verify), C ("namespace.net", kist_ns_verify),
        C ("namespace.uts", kist_ns_verify), C ("namespace.ipc", kist_ns_verify),
        C ("namespace.cgroup", kist_ns_verify), C ("namespace.time", kist_ns_verify)),
-    "joins by path, the time namespace's offsets, every namespace read back" },
-  { KIST_PHASE_SETUP, CR, kist_net_apply, NULL, E (C ("network.loopback", kist_net_verify)),
+    "joins by path, the time namespace's offsets, every namespace read back; `fallback`: "
+    "kist sandbox's Landlock fallback, which has no namespaces (sandbox_fallback.c)" },
+  { KIST_PHASE_SETUP, CR | NM, kist_net_apply, NULL, E (C ("network.loopback", kist_net_verify)),
     "before the hooks, which may add links (docker's prestart moves eth0 in)" },
-  { KIST_PHASE_SETUP, CR, kist_rootfs_prepare, NULL, E (C ("rootfs.propagation"), C ("rootfs.bind")),
+  { KIST_PHASE_SETUP, CR | NM, kist_rootfs_prepare, NULL, E (C ("rootfs.propagation"), C ("rootfs.bind")),
     NULL },
-  { KIST_PHASE_SETUP, CR, kist_mounts_apply, NULL, E (C ("mounts", kist_mounts_verify)),
+  { KIST_PHASE_SETUP, CR | NM, kist_mounts_apply, NULL, E (C ("mounts", kist_mounts_verify)),
     NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_terminal_apply, NULL, E (O ("terminal")),
     "the pty of the container's devpts (mounted by now); /dev/console in the init only" },
-  { KIST_PHASE_SETUP, CR, kist_dev_apply, NULL, E (C ("dev", kist_dev_verify)),
+  { KIST_PHASE_SETUP, CR | NM, kist_dev_apply, NULL, E (C ("dev", kist_dev_verify)),
     "last of the /dev work: a read-only /dev tmpfs goes read-only here" },
   { KIST_PHASE_SETUP, CR, kist_hooks_create_apply, NULL,
     E (O ("hooks.prestart"), O ("hooks.createRuntime"), O ("hooks.createContainer")),
     "prestart and createRuntime run by the parent while the init waits; createContainer in "
     "the container, before pivot_root" },
-  { KIST_PHASE_SETUP, CR, kist_rootfs_pivot, NULL, E (C ("rootfs.pivot_root", kist_rootfs_verify)), NULL },
-  { KIST_PHASE_SETUP, CR, kist_uts_apply, NULL, E (C ("hostname"), C ("domainname")), NULL },
-  { KIST_PHASE_SETUP, CR, kist_sysctl_apply, NULL, E (C ("sysctl")),
+  { KIST_PHASE_SETUP, CR | NM, kist_rootfs_pivot, NULL, E (C ("rootfs.pivot_root", kist_rootfs_verify)), NULL },
+  { KIST_PHASE_SETUP, CR | NM, kist_uts_apply, NULL, E (C ("hostname"), C ("domainname")), NULL },
+  { KIST_PHASE_SETUP, CR | NM, kist_sysctl_apply, NULL, E (C ("sysctl")),
     "after pivot_root (the container's /proc/sys), before the read-only paths" },
-  { KIST_PHASE_SETUP, CR, kist_paths_apply, NULL,
+  { KIST_PHASE_SETUP, CR | NM, kist_paths_apply, NULL,
     E (C ("masked_paths", kist_mounts_verify), C ("readonly_paths", kist_mounts_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_process_prepare, NULL, E (O ("cwd", kist_cwd_verify), C ("environment")),
     "cwd created before the root goes read-only; the executable resolved in the root" },
-  { KIST_PHASE_SETUP, CR, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly", kist_rootfs_verify)), NULL },
+  { KIST_PHASE_SETUP, CR | NM, kist_rootfs_readonly, NULL, E (C ("rootfs.readonly", kist_rootfs_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_rlimits_apply, NULL,
     E (L ("rlimit"), L ("rlimit.*", kist_rlimits_verify)), NULL },
   { KIST_PHASE_SETUP, CR | EX, kist_io_priority_apply, NULL, E (O ("io_priority", kist_io_priority_verify)),
@@ -237,7 +239,8 @@ layer_timed (const struct kist_layer_def *d, struct kist_ctx *ctx, struct kist_r
 {
   size_t from = r ? r->n_layers : 0;
   int64_t t0 = kist_monotonic_usec ();
-  int ret = d->apply (ctx, r, err);
+  int ret = ctx->fallback && (d->ops & KIST_NEEDS_MOUNT_NS) ? kist_fallback_row (ctx, d, r, err)
+                                                              : d->apply (ctx, r, err);
   kist_report_time_step (r, from, (unsigned) (d - kist_layers) + 1, kist_monotonic_usec () - t0);
   return ret;
 }

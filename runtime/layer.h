@@ -19,6 +19,7 @@ struct kist_landlock_rules;
 struct kist_net_devices;
 struct kist_seccomp;
 struct kist_verify_cache;
+struct kist_sandbox_fallback;
 
 /* Everything one container operation works on.  Built by the command, used by
  * the parent side and (after clone, in its own copy) by the container init. */
@@ -46,6 +47,10 @@ struct kist_ctx
                                     (no HOME added from /etc/passwd) */
   const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),
                                                  NULL: not requested */
+  /* kist sandbox --fallback landlock (sandbox_fallback.c): no namespaces; the
+   * registry's rows marked KIST_NEEDS_MOUNT_NS are not run but recorded as
+   * kist_fallback_row says.  NULL: a normal create. */
+  const struct kist_sandbox_fallback *fallback;
   const char *pid_file;          /* --pid-file */
   bool detach;
   /* process.terminal (terminal.c): the child keeps the slave until the
@@ -219,6 +224,12 @@ int kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
  * under kist's init when r has the init entry pending, else init itself;
  * < 0 with *err. */
 pid_t kist_init_command_pid (pid_t init, const struct kist_report *r, struct kist_error **err);
+/* init.c: as a child subreaper (or the parent of everything to end): SIGKILL
+ * every child of this process and reap it, again until none is left (the
+ * orphans of the killed ones come to it); the wait status of watch, if it
+ * was among them, in *wstatus.  The rounds it took, or -errno when its
+ * children cannot be read (/proc/self/task/TID/children). */
+int kist_kill_children (pid_t watch, int *wstatus);
 /* What kist's init wrote to ctx->init_status_fd when the command ended. */
 struct kist_init_status
 {
@@ -256,6 +267,11 @@ enum kist_phase
 #define KIST_FOR_CREATE 1u  /* create, run (the container init) */
 #define KIST_FOR_EXEC 2u    /* exec (a process joining a running container) */
 #define KIST_FOR_SANDBOX 4u /* kist sandbox only (it creates through create, too) */
+/* Not an operation: a row that needs the container's own mount namespace (or
+ * another namespace), which the Landlock fallback of kist sandbox does not
+ * have (ctx->fallback): kist_layers_run records its entries through
+ * kist_fallback_row instead of running it. */
+#define KIST_NEEDS_MOUNT_NS 8u
 
 /* A report entry a row records: its name ("rlimit.*" is the family of every
  * "rlimit.NAME"), its group, and how the parent verifies it from outside
@@ -298,6 +314,13 @@ unsigned kist_layer_step_of (enum kist_phase phase, const char *entry);
  * the process exits when the parent is gone. */
 int kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
                      struct kist_report *r, size_t *sent, struct kist_error **err);
+
+/* sandbox_fallback.c: the entries of row d, not run in the Landlock fallback
+ * (ctx->fallback): a namespace the sandbox would have had is requested and
+ * not applied (allowed to degrade by the caller: else the error), every
+ * other entry not requested, each saying why. */
+int kist_fallback_row (struct kist_ctx *ctx, const struct kist_layer_def *d, struct kist_report *r,
+                       struct kist_error **err);
 
 /* In the parent (PREPARE, ENTER): every row of PHASE for OP, in order; stops
  * at the first that fails. */

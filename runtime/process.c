@@ -444,7 +444,9 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
    * "deny" (an unprivileged kist).  Read before any filter was loaded
    * (kist_inside_status_open), never under it. */
   kist_inside_status_open (ctx);
-  bool denied = ctx->inside_status.setgroups == 2;
+  /* The Landlock fallback runs unprivileged in the host's user namespace:
+   * setgroups needs CAP_SETGID there, so the groups stay the caller's. */
+  bool denied = ctx->inside_status.setgroups == 2 || ctx->fallback;
   bool groups_set = false;
   if (denied && ngroups > 0)
     return kist_report_failed (r, layer, requested, EPERM, err,
@@ -536,10 +538,13 @@ kist_user_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error 
 
   kist_report_applied (r, layer, requested, "uid=%u gid=%u groups=%s umask=%04o (read back)%s",
                        (unsigned) eu, (unsigned) eg, got_list, (unsigned) got_mask,
-                       groups_set ? ""
-                                  : "; setgroups is denied in this user namespace, so the "
-                                    "supplementary groups are the ones kist had (unmapped ones "
-                                    "show as the overflow gid)");
+                       groups_set       ? ""
+                       : ctx->fallback ? "; the Landlock fallback runs unprivileged (setgroups "
+                                         "needs CAP_SETGID), so the supplementary groups are "
+                                         "the caller's"
+                                       : "; setgroups is denied in this user namespace, so the "
+                                         "supplementary groups are the ones kist had (unmapped "
+                                         "ones show as the overflow gid)");
   kist_report_expect (r, layer, "uid=%u gid=%u groups=%s umask=%04o", (unsigned) u->uid,
                       (unsigned) u->gid, expect_groups, (unsigned) mask);
   return 0;

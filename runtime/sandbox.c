@@ -477,18 +477,21 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
         goto fail;
       out->rootfs = xasprintf ("%s/rootfs", path);
     }
-  /* With --workspace the workdir is the overlay: no scratch dir to keep. */
-  if (o->keep && !o->workspace)
+  /* With --workspace the workdir is the overlay: no scratch dir to keep.
+   * The Landlock fallback's scratch dir is this host dir too. */
+  if ((o->keep || o->fallback) && !o->workspace)
     {
-      if (mkdirat (idfd, "work", 0700) < 0)
+      /* Not `work` unless kept: kist gc keeps a `work` dir. */
+      const char *wn = o->keep ? "work" : "scratch";
+      if (mkdirat (idfd, wn, 0700) < 0)
         {
-          kist_error_make (err, errno, "create %s/work", path);
+          kist_error_make (err, errno, "create %s/%s", path, wn);
           goto fail;
         }
-      _cleanup_close_ int wfd = openat (idfd, "work", O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
+      _cleanup_close_ int wfd = openat (idfd, wn, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
       if (wfd < 0)
         {
-          kist_error_make (err, errno, "open %s/work", path);
+          kist_error_make (err, errno, "open %s/%s", path, wn);
           goto fail;
         }
       uid_t u;
@@ -496,15 +499,15 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
       kist_sandbox_owner (o, &u, &g);   /* owned by the sandbox user */
       if (fchown (wfd, u, g) < 0)
         {
-          kist_error_make (err, errno, "chown %s/work to %d:%d", path, (int) u, (int) g);
+          kist_error_make (err, errno, "chown %s/%s to %d:%d", path, wn, (int) u, (int) g);
           goto fail;
         }
-      if (fchmod (wfd, 0755) < 0)
+      if (fchmod (wfd, o->fallback ? 0700 : 0755) < 0)
         {
-          kist_error_make (err, errno, "chmod %s/work", path);
+          kist_error_make (err, errno, "chmod %s/%s", path, wn);
           goto fail;
         }
-      out->work = xasprintf ("%s/work", path);
+      out->work = xasprintf ("%s/%s", path, wn);
     }
   if (o->workspace && workspace_dirs (idfd, path, o, out, err) < 0)
     goto fail;
@@ -645,8 +648,9 @@ static const char *const rlimit_names[KIST_SB_RLIMIT_COUNT] = {
   [KIST_SB_RLIMIT_CPU] = "RLIMIT_CPU",
 };
 
-static void
-g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
+void
+kist_sandbox_gen_process (struct kist_jgen *g, const struct kist_sandbox_opts *o,
+                          const char *cwd_override, const char *const *bounding)
 {
   static const char *const none[] = { NULL };
   kist_jgen_str (g, "process");
@@ -659,11 +663,11 @@ g_process (struct kist_jgen *g, const struct kist_sandbox_opts *o)
   kist_jgen_map_close (g);
   kist_jgen_kstrv (g, "args", (const char *const *) o->args);
   kist_jgen_kstrv (g, "env", (const char *const *) o->env);
-  kist_jgen_kstr (g, "cwd", o->cwd ? o->cwd : o->workdir);
+  kist_jgen_kstr (g, "cwd", cwd_override ? cwd_override : o->cwd ? o->cwd : o->workdir);
   /* No capabilities at all: every set present and empty. */
   kist_jgen_str (g, "capabilities");
   kist_jgen_map_open (g);
-  kist_jgen_kstrv (g, "bounding", none);
+  kist_jgen_kstrv (g, "bounding", bounding ? bounding : none);
   kist_jgen_kstrv (g, "effective", none);
   kist_jgen_kstrv (g, "inheritable", none);
   kist_jgen_kstrv (g, "permitted", none);
@@ -845,7 +849,7 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
   struct kist_jgen g = { .g = kist_json_gen_new (false, true) };
   kist_jgen_map_open (&g);
   kist_jgen_kstr (&g, "ociVersion", "1.2.0");
-  g_process (&g, o);
+  kist_sandbox_gen_process (&g, o, NULL, NULL);
   kist_jgen_str (&g, "root");
   kist_jgen_map_open (&g);
   kist_jgen_kstr (&g, "path", d->rootfs);
@@ -893,17 +897,22 @@ kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_s
   kist_jgen_kstrv (&g, "readonlyPaths", readonly);
   kist_jgen_map_close (&g);
   kist_jgen_map_close (&g);
+  return kist_sandbox_gen_take (&g, len, err);
+}
 
-  if (g.failed)
+char *
+kist_sandbox_gen_take (struct kist_jgen *g, size_t *len, struct kist_error **err)
+{
+  if (g->failed)
     {
-      yajl_gen_free (g.g);
+      yajl_gen_free (g->g);
       kist_error_make (err, EINVAL,
                        "kist sandbox: cannot build the config (an argument or variable is not "
                        "valid UTF-8)");
       return NULL;
     }
-  char *json = kist_json_gen_take (g.g);
-  yajl_gen_free (g.g);
+  char *json = kist_json_gen_take (g->g);
+  yajl_gen_free (g->g);
   *len = strlen (json);
   return json;
 }

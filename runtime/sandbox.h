@@ -6,6 +6,7 @@
  *   ROOT/~sandbox/ID/         the bundle of one sandbox (mode 0700)
  *   ROOT/~sandbox/ID/rootfs   the empty root kist makes without --rootfs (0755)
  *   ROOT/~sandbox/ID/work     the scratch dir with --keep (kept afterwards)
+ *   ROOT/~sandbox/ID/scratch  the Landlock fallback's scratch dir without --keep (0700)
  *   ROOT/~sandbox/ID/upper    --workspace: the overlay's upper dir (workspace.h)
  *   ROOT/~sandbox/ID/ovl-work --workspace: the overlay's work dir
  *   ROOT/~sandbox/ID/ws-layers --workspace-size/-inodes: upper/, ovl-work/ and
@@ -106,6 +107,8 @@ struct kist_sandbox_opts
   bool has_rlimit[KIST_SB_RLIMIT_COUNT];
   uint64_t rlimit[KIST_SB_RLIMIT_COUNT];
   char **args;                       /* the command, NULL-terminated, borrowed */
+  bool fallback;                     /* the Landlock fallback (sandbox_fallback.c): the scratch
+                                        dir is the host dir ROOT/~sandbox/ID/work (0700) */
 };
 
 /* Defaults: workdir /work, 256 MiB / 65536 inodes, uid/gid 65534, hostname
@@ -175,7 +178,8 @@ struct kist_sandbox_dir
 {
   char *path;     /* ROOT/~sandbox/ID: the bundle */
   char *rootfs;   /* root.path: ROOT/~sandbox/ID/rootfs, or --rootfs */
-  char *work;     /* ROOT/~sandbox/ID/work with --keep, else NULL */
+  char *work;     /* ROOT/~sandbox/ID/work with --keep, .../scratch in the Landlock
+                     fallback, else NULL */
   char *upper;    /* ROOT/~sandbox/ID/upper with --workspace, else NULL */
   char *ovl_work; /* ROOT/~sandbox/ID/ovl-work with --workspace, else NULL */
   char *layers;   /* ROOT/~sandbox/ID/ws-layers with a workspace tmpfs, else NULL */
@@ -231,6 +235,64 @@ struct kist_landlock_rules *kist_sandbox_landlock (const struct kist_sandbox_opt
  * them (size 1). */
 char *kist_sandbox_config_json (const struct kist_sandbox_opts *o, const struct kist_sandbox_dir *d,
                                 uid_t euid, gid_t egid, size_t *len, struct kist_error **err);
+
+/* process in the config (the caller's JSON generator): user, args, env,
+ * cwd (the workdir unless --cwd; cwd_override when not NULL), no
+ * capabilities but the bounding set given (NULL: none), rlimits,
+ * noNewPrivileges. */
+struct kist_jgen;
+void kist_sandbox_gen_process (struct kist_jgen *g, const struct kist_sandbox_opts *o,
+                               const char *cwd_override, const char *const *bounding);
+/* The finished config of g (freed), newly allocated; NULL with *err when a
+ * string was not valid UTF-8. */
+char *kist_sandbox_gen_take (struct kist_jgen *g, size_t *len, struct kist_error **err);
+
+/* ---- the Landlock fallback (sandbox_fallback.c) */
+
+/* What kist_fallback_row records, shared with the container's init. */
+struct kist_sandbox_fallback
+{
+  unsigned wanted_ns;   /* 1u << KIST_NS_*: the namespaces the sandbox would have had */
+  int errnum;           /* why the user namespace cannot be made (the probe's errno) */
+  char *why;            /* that, with the sysctl and its fix when one is set */
+  char *replaced;       /* "landlock ABI 7, seccomp strict, rlimits, ..." */
+};
+void kist_sandbox_fallback_clear (struct kist_sandbox_fallback *fb);
+
+/* Can this process make a user namespace (and a mount namespace in it, which
+ * an AppArmor restriction denies although the unshare succeeds)?  A forked
+ * child tries unshare(CLONE_NEWUSER | CLONE_NEWNS) and exits; 0, or the
+ * errno it failed with. */
+int kist_sandbox_userns_probe (void);
+
+/* Options the fallback cannot give (no mount namespace, the caller's own
+ * ids): an error naming the option.  uid_set/gid_set/hostname_set: given on
+ * the command line. */
+int kist_sandbox_fallback_check (const struct kist_sandbox_opts *o, bool uid_set, bool gid_set,
+                                 bool hostname_set, struct kist_error **err);
+
+/* The fallback's config.json: no namespaces, root.path "/" (the host's, not
+ * pivoted), the caller's uid/gid, cwd the scratch dir d->work (or --cwd),
+ * no capabilities (the bounding set stays: an unprivileged process cannot
+ * drop it, and no_new_privileges keeps execve from raising anything). */
+char *kist_sandbox_fallback_config_json (const struct kist_sandbox_opts *o,
+                                         const struct kist_sandbox_dir *d, size_t *len,
+                                         struct kist_error **err);
+
+/* Decide, before anything is made, whether this sandbox runs in the
+ * Landlock fallback: only for a caller that needs a user namespace, allowed
+ * to fall back (requested: --fallback landlock; or policy lets every
+ * namespace.* it would have degrade), and whose probe cannot make one.  1:
+ * the fallback (o->fallback, o->uid/gid the caller's, *fb filled); 0: the
+ * namespaced sandbox; -1 with *err (exit 125): it would fall back, but
+ * Landlock or an option stands in the way. */
+int kist_sandbox_fallback_decide (struct kist_sandbox_opts *o, bool requested, const char *policy,
+                                  bool uid_set, bool gid_set, bool hostname_set,
+                                  struct kist_sandbox_fallback *fb, struct kist_error **err);
+/* The fallback's Landlock rules, on host paths (landlock.h). */
+struct kist_landlock_rules;
+struct kist_landlock_rules *kist_sandbox_fallback_landlock (const struct kist_sandbox_opts *o,
+                                                            const struct kist_sandbox_dir *d);
 
 /* ---- the exit channel (sandbox_status.c) */
 

@@ -483,6 +483,8 @@ static const struct sb_help sb_help[] = {
                              "prefixes or all (added to the global --allow-degraded)" },
   { "--probe[=table|json]", "run nothing: which layers this host can apply for a sandbox\n"
                             "with the other options, why not and the fix (exit 0 or 1)" },
+  { "--fallback landlock|none", "where no user namespace can be made: run without\n"
+                                "namespaces, confined by Landlock (weaker; default: none)" },
   /* new Report and policy options here, before --help */
   { "-h, --help", "print this help and exit" },
 };
