@@ -535,6 +535,40 @@ rootless_config ()
               s#"TERM=xterm"#"TERM=xterm", "KIST_IT_MARK='"$MARK"'"#'
 }
 
+# restricted_userns TAG COMMAND...: COMMAND as nobody (from /, with
+# XDG_RUNTIME_DIR=$XDG and the test's timeout) in a new user namespace that
+# maps ids 0-65535 to themselves and whose user.max_user_namespaces is 0: a
+# host that restricts unprivileged user namespaces.  The maps are written
+# from outside (as root) once the child is in its namespace; it then execs
+# again, as uid 0 there with its capabilities, to set the sysctl.  Sets RC,
+# OUT and ERR.
+restricted_userns ()
+{
+  local tag=$1 go=$T/go.$1 pid i
+  shift
+  LAST=$T/$tag
+  mkfifo "$go"
+  (cd / && XDG_RUNTIME_DIR=$XDG exec unshare -U sh -c '
+      read _ < "$0"
+      # exec again: as uid 0 of the namespace, now that it is mapped.
+      exec sh -c "echo 0 > /proc/sys/user/max_user_namespaces && exec \"\$@\"" sh "$@"' \
+    "$go" timeout -k 5 "$KIST_IT_TIMEOUT" "${AS_NOBODY[@]}" "$@") \
+    > "$LAST.out" 2> "$LAST.err" < /dev/null &
+  pid=$!
+  for ((i = 0; i < 500; i++)); do
+    [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ] && break
+    sleep 0.01
+  done
+  echo '0 0 65536' > "/proc/$pid/uid_map"
+  echo '0 0 65536' > "/proc/$pid/gid_map"
+  echo > "$go"
+  wait "$pid"
+  RC=$?
+  rm -f "$go"
+  OUT=$(cat "$LAST.out")
+  ERR=$(cat "$LAST.err")
+}
+
 # --- leftovers --------------------------------------------------------------------
 
 LO_DIR=$T

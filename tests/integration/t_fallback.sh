@@ -41,36 +41,16 @@ if (echo 1000 > /proc/$PPID/oom_score_adj) 2> "$PWD/err"; then echo "proc=writte
 EOF
 chmod 0644 "$T/probe.sh"
 
-# restricted TAG ARGS...: `kist ARGS` as nobody (from /, XDG_RUNTIME_DIR=$XDG)
-# in a new user namespace that maps ids 0-65535 to themselves and whose
-# user.max_user_namespaces is 0.  First the caller's own namespaces, one
-# "caller-NS=LINK" line each, on stdout.  Sets RC, OUT, ERR.
+# restricted TAG ARGS...: `kist ARGS` as nobody in a user namespace whose
+# user.max_user_namespaces is 0 (restricted_userns, lib.sh).  First the
+# caller's own namespaces, one "caller-NS=LINK" line each, on stdout.
 restricted ()
 {
-  local tag=$1 go=$T/go.$1 pid i
+  local tag=$1
   shift
-  LAST=$T/$tag
-  mkfifo "$go"
-  (cd / && XDG_RUNTIME_DIR=$XDG exec unshare -U sh -c '
-      read _ < "$0"
-      # exec again: as uid 0 of the namespace, now that it is mapped.
-      exec sh -c "echo 0 > /proc/sys/user/max_user_namespaces && exec \"\$@\"" sh "$@"' \
-    "$go" timeout -k 5 "$KIST_IT_TIMEOUT" "${AS_NOBODY[@]}" sh -c '
+  restricted_userns "$tag" sh -c '
       for n in user mnt pid net uts ipc cgroup; do echo "caller-$n=$(readlink /proc/self/ns/$n)"; done
-      exec "$@"' sh "$KIST" "$@") > "$LAST.out" 2> "$LAST.err" < /dev/null &
-  pid=$!
-  for ((i = 0; i < 500; i++)); do
-    [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ] && break
-    sleep 0.01
-  done
-  echo '0 0 65536' > "/proc/$pid/uid_map"
-  echo '0 0 65536' > "/proc/$pid/gid_map"
-  echo > "$go"
-  wait "$pid"
-  RC=$?
-  rm -f "$go"
-  OUT=$(cat "$LAST.out")
-  ERR=$(cat "$LAST.err")
+      exec "$@"' sh "$KIST" "$@"
 }
 
 # val KEY: the value of KEY=... in $OUT.

@@ -221,26 +221,9 @@ if nobody_ok "sandbox --probe as nobody"; then
   MODE=nobody
   cases
 
-  # --- restricted user namespaces: as nobody in a user namespace (mapping
-  # 0..65535 to the same host ids) whose user.max_user_namespaces is 0.
-  # The map is written from outside (here, as root) once the child is in its
-  # namespace; it then execs (capabilities recomputed) to set the sysctl.
-  LAST=$T/limited
-  echo "kist sandbox --probe=json (nobody, user.max_user_namespaces=0)" > "$LAST.cmd"
-  unshare -U sh -c 'while [ -z "$(cat /proc/self/uid_map)" ]; do sleep 0.05; done; exec "$@"' sh \
-    sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"' sh \
-    "${AS_NOBODY[@]}" timeout 20 "$KIST" sandbox --probe=json > "$LAST.out" 2> "$LAST.err" \
-    < /dev/null &
-  upid=$!
-  self=$(readlink /proc/self/ns/user)
-  for ((i = 0; i < 100; i++)); do
-    [ "$(readlink "/proc/$upid/ns/user" 2> /dev/null)" != "$self" ] && break
-    sleep 0.05
-  done
-  echo '0 0 65536' > "/proc/$upid/gid_map"
-  echo '0 0 65536' > "/proc/$upid/uid_map"
-  wait "$upid"
-  RC=$?
+  # --- restricted user namespaces: as nobody in a user namespace whose
+  # user.max_user_namespaces is 0 (restricted_userns, lib.sh).
+  restricted_userns limited "$KIST" sandbox --probe=json
   JSON=$LAST.out
   expect_true "userns restricted: valid JSON" json_ok "$JSON"
   expect_eq "userns restricted: namespace.user requested" true "$(field namespace.user requested)"
