@@ -181,6 +181,22 @@ load_dev_program (void)
   return sys_bpf (BPF_PROG_LOAD, &a);
 }
 
+/* Load the program and attach it to the scope (as kist: BPF_F_ALLOW_MULTI). */
+static void
+attach_dev_program (int scope_fd, const char *scope)
+{
+  union bpf_attr a;
+  int prog = load_dev_program ();
+  if (prog < 0)
+    die ("BPF_PROG_LOAD of the device program", NULL);
+  memset (&a, 0, sizeof a);
+  a.attach_type = BPF_CGROUP_DEVICE, a.attach_flags = BPF_F_ALLOW_MULTI;
+  a.target_fd = (uint32_t) scope_fd, a.attach_bpf_fd = (uint32_t) prog;
+  if (sys_bpf (BPF_PROG_ATTACH, &a) < 0)
+    die ("BPF_PROG_ATTACH to", scope);
+  close (prog);
+}
+
 static void
 print_tag (int prog_fd)
 {
@@ -571,18 +587,7 @@ main (int argc, char **argv)
   int cg = open (scope, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cg < 0)
     die ("open", scope);
-  int prog = load_dev_program ();
-  if (prog < 0)
-    die ("BPF_PROG_LOAD of the device program", NULL);
-  union bpf_attr at;
-  memset (&at, 0, sizeof at);
-  at.target_fd = (uint32_t) cg;
-  at.attach_bpf_fd = (uint32_t) prog;
-  at.attach_type = BPF_CGROUP_DEVICE;
-  at.attach_flags = BPF_F_ALLOW_MULTI;
-  if (sys_bpf (BPF_PROG_ATTACH, &at) < 0)
-    die ("BPF_PROG_ATTACH to", scope);
-  close (prog);
+  attach_dev_program (cg, scope);
 
   struct clone_args ca = { .flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID
                                     | CLONE_NEWNET | CLONE_INTO_CGROUP,
