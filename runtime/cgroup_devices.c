@@ -355,17 +355,20 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
   a.insns = (uint64_t) (uintptr_t) insns;
   a.insn_cnt = (uint32_t) n;
   a.license = (uint64_t) (uintptr_t) "GPL";
-  a.log_buf = (uint64_t) (uintptr_t) log;
-  a.log_size = sizeof log;
-  a.log_level = 1;
+  /* Without a verifier log: printing it costs about 2 ms per load (the
+   * log of a valid program fills the buffer too).  Only a program the
+   * verifier refuses is loaded again, with the log, to say why. */
   _cleanup_close_ int prog_fd = sys_bpf (BPF_PROG_LOAD, &a);
-  if (prog_fd < 0 && errno == ENOSPC)
+  if (prog_fd < 0)
     {
-      /* The log did not fit: load again without it for the real error. */
-      a.log_buf = 0;
-      a.log_size = 0;
-      a.log_level = 0;
-      prog_fd = sys_bpf (BPF_PROG_LOAD, &a);
+      int e = errno;
+      a.log_buf = (uint64_t) (uintptr_t) log;
+      a.log_size = sizeof log;
+      a.log_level = 1;
+      prog_fd = sys_bpf (BPF_PROG_LOAD, &a); /* the log did not fit: ENOSPC, log[] partial */
+      if (prog_fd >= 0)
+        close (steal_fd (&prog_fd)); /* refused once: never attach a second try */
+      errno = e;
     }
   if (prog_fd < 0)
     return kist_error_make (err, errno,
