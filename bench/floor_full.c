@@ -29,7 +29,7 @@
  *     the cgroup device program (runtime/cgroup_devices.c with no configured
  *     rule: runc's 10 default rules, 59 insns) and BPF_PROG_ATTACH
  *     (BPF_F_ALLOW_MULTI) to the scope; clone3 with CLONE_NEWNS|NEWUTS|
- *     NEWIPC|NEWPID|NEWNET|CLONE_INTO_CGROUP.
+ *     NEWIPC|NEWPID|NEWNET|NEWCGROUP|CLONE_INTO_CGROUP (kist spec's namespaces).
  *   child: PR_SET_DUMPABLE 0; lo up (rtnetlink RTM_NEWLINK IFF_UP + ACK);
  *     / rprivate; the rootfs bound recursively onto itself (open_tree +
  *     move_mount); config.mounts with fsopen/fsconfig/fsmount/move_mount and
@@ -590,7 +590,7 @@ main (int argc, char **argv)
   attach_dev_program (cg, scope);
 
   struct clone_args ca = { .flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID
-                                    | CLONE_NEWNET | CLONE_INTO_CGROUP,
+                                    | CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_INTO_CGROUP,
                            .exit_signal = SIGCHLD,
                            .cgroup = (uint64_t) cg };
   long pid = syscall (SYS_clone3, &ca, sizeof ca);
