@@ -734,62 +734,6 @@ record_signal (struct kist_report *r, const struct sb_flags *f, int ended, bool 
            f->grace_arg, sig);
 }
 
-/* ---------------------------------------------- the Landlock fallback */
-
-/* The policy with every namespace.* allowed to degrade: the fallback's
- * namespace entries are requested and not applied (sandbox_fallback.c). */
-static const char *
-fallback_policy (const char *pol, char **storage)
-{
-  char *p = pol && *pol ? xasprintf ("%s,namespace.*", pol) : xstrdup ("namespace.*");
-  free (*storage);
-  *storage = p;
-  return p;
-}
-
-/* Refused for want of a user namespace: name the fallback, too. */
-static void
-fallback_hint (const struct sb_flags *f, struct kist_error **err)
-{
-  if (f->o.fallback || geteuid () == 0 || *err == NULL
-      || strstr ((*err)->msg, "clone the container init") == NULL)
-    return;
-  char *m = xasprintf ("%s; or let kist sandbox run without namespaces, confined by Landlock "
-                       "(weaker; kist-sandbox(8), Landlock fallback): --fallback landlock",
-                       (*err)->msg);
-  free ((*err)->msg);
-  (*err)->msg = m;
-  (*err)->status = KIST_EXIT_FAILURE;
-}
-
-/* The fallback never runs without its Landlock domain, whatever the policy
- * lets degrade: true (with *err) when the entry is not applied. */
-static bool
-fallback_unconfined (const struct kist_report *r, struct kist_error **err)
-{
-  const struct kist_layer *l = kist_report_find (r, "landlock");
-  if (l && l->applied)
-    return false;
-  kist_error_make (err, l && l->errnum ? l->errnum : EPERM,
-                   "kist sandbox --fallback landlock: the landlock entry is not applied (%s); "
-                   "without namespaces the sandbox never runs without it",
-                   l && l->reason ? l->reason : "not recorded");
-  (*err)->status = KIST_EXIT_FAILURE;
-  return true;
-}
-
-/* --timeout or --grace in the fallback: the init (killed already) and
- * everything under it, which comes to kist as the subreaper; the init's
- * status (128+N). */
-static int
-fallback_kill_all (pid_t init)
-{
-  int st = 0;
-  if (kist_kill_children (init, &st) < 0)
-    return kist_wait_status (init, -1, NULL);
-  return WIFSIGNALED (st) ? 128 + WTERMSIG (st) : WEXITSTATUS (st);
-}
-
 int
 kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct kist_error **err)
 {
@@ -830,7 +774,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     goto out;
   if (f.o.fallback)
     {
-      pol = fallback_policy (pol, &policy);
+      pol = kist_sandbox_fallback_policy (pol, &policy);
       /* Orphans of a killed init come to kist, which kills them too. */
       if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
         {
@@ -909,12 +853,13 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
                                            "(userxattr) and a state root filesystem with user "
                                            "xattrs"
                                          : "");
-      fallback_hint (&f, err);
+      if (!f.o.fallback)
+        kist_sandbox_fallback_hint (err);
       emit_report (&f, r, true);
       status = kist_error_exit_status (*err);
       goto teardown;
     }
-  if (f.o.fallback && fallback_unconfined (r, err))
+  if (f.o.fallback && kist_sandbox_fallback_unconfined (r, err))
     {
       emit_report (&f, r, true);
       goto teardown;
@@ -944,7 +889,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
       if (kist_container_kill (rootfd, id, SIGKILL, true, &kerr) < 0)
         kist_log_warn ("sandbox %s: %s", graced ? "--grace" : "timeout", kerr->msg);
       kill (pid, SIGKILL);   /* the init itself, in any case */
-      int st = f.o.fallback ? fallback_kill_all (pid) : kist_wait_status (pid, -1, NULL);
+      int st = f.o.fallback ? kist_sandbox_fallback_kill_all (pid) : kist_wait_status (pid, -1, NULL);
       if (graced)
         status = st;
     }

@@ -289,6 +289,18 @@ char *kist_sandbox_fallback_config_json (const struct kist_sandbox_opts *o,
 int kist_sandbox_fallback_decide (struct kist_sandbox_opts *o, bool requested, const char *policy,
                                   bool uid_set, bool gid_set, bool hostname_set,
                                   struct kist_sandbox_fallback *fb, struct kist_error **err);
+/* The policy with every namespace.* allowed to degrade (the fallback's
+ * namespace entries are requested and not applied); *storage owns it. */
+const char *kist_sandbox_fallback_policy (const char *pol, char **storage);
+/* A non-root create refused for want of a user namespace: add the
+ * --fallback landlock hint to *err. */
+void kist_sandbox_fallback_hint (struct kist_error **err);
+/* True (with *err) when the landlock entry is not applied: the fallback
+ * never runs without its Landlock domain, whatever the policy. */
+bool kist_sandbox_fallback_unconfined (const struct kist_report *r, struct kist_error **err);
+/* --timeout or --grace: the init (killed already) and everything under it,
+ * which comes to kist as the subreaper; the init's status (128+N). */
+int kist_sandbox_fallback_kill_all (pid_t init);
 /* The fallback's Landlock rules, on host paths (landlock.h). */
 struct kist_landlock_rules;
 struct kist_landlock_rules *kist_sandbox_fallback_landlock (const struct kist_sandbox_opts *o,

@@ -366,3 +366,59 @@ kist_sandbox_fallback_landlock (const struct kist_sandbox_opts *o,
   r->scope = true;
   return r;
 }
+
+/* ---- kist sandbox's side of the fallback (cmd_sandbox.c) */
+
+/* The policy with every namespace.* allowed to degrade: the fallback's
+ * namespace entries are requested and not applied (sandbox_fallback.c). */
+const char *
+kist_sandbox_fallback_policy (const char *pol, char **storage)
+{
+  char *p = pol && *pol ? xasprintf ("%s,namespace.*", pol) : xstrdup ("namespace.*");
+  free (*storage);
+  *storage = p;
+  return p;
+}
+
+/* Refused for want of a user namespace: name the fallback, too. */
+void
+kist_sandbox_fallback_hint (struct kist_error **err)
+{
+  if (geteuid () == 0 || *err == NULL
+      || strstr ((*err)->msg, "clone the container init") == NULL)
+    return;
+  char *m = xasprintf ("%s; or let kist sandbox run without namespaces, confined by Landlock "
+                       "(weaker; kist-sandbox(8), Landlock fallback): --fallback landlock",
+                       (*err)->msg);
+  free ((*err)->msg);
+  (*err)->msg = m;
+  (*err)->status = KIST_EXIT_FAILURE;
+}
+
+/* The fallback never runs without its Landlock domain, whatever the policy
+ * lets degrade: true (with *err) when the entry is not applied. */
+bool
+kist_sandbox_fallback_unconfined (const struct kist_report *r, struct kist_error **err)
+{
+  const struct kist_layer *l = kist_report_find (r, "landlock");
+  if (l && l->applied)
+    return false;
+  kist_error_make (err, l && l->errnum ? l->errnum : EPERM,
+                   "kist sandbox --fallback landlock: the landlock entry is not applied (%s); "
+                   "without namespaces the sandbox never runs without it",
+                   l && l->reason ? l->reason : "not recorded");
+  (*err)->status = KIST_EXIT_FAILURE;
+  return true;
+}
+
+/* --timeout or --grace in the fallback: the init (killed already) and
+ * everything under it, which comes to kist as the subreaper; the init's
+ * status (128+N). */
+int
+kist_sandbox_fallback_kill_all (pid_t init)
+{
+  int st = 0;
+  if (kist_kill_children (init, &st) < 0)
+    return kist_wait_status (init, -1, NULL);
+  return WIFSIGNALED (st) ? 128 + WTERMSIG (st) : WEXITSTATUS (st);
+}
