@@ -9,6 +9,8 @@
 #     and `kist list --format json`: per-container costs must stay flat.
 #  2. With N running: counts the processes, which must be the N inits and no
 #     kist process (kist keeps none per running container).
+#     At each of these checkpoints it also deletes (`kist delete --force`,
+#     timed) a few more containers started for that purpose.
 #  3. Deletes them all (`kist delete --force ID`, timed).
 #  4. Makes N dead sandboxes (`kist sandbox -- sleep` whose kist gets
 #     SIGKILL once the command started: state dir, sandbox dir and cgroup scope
@@ -19,7 +21,8 @@
 # removed at exit, also when interrupted.  Nothing is mounted on the host.
 # Environment: KIST (default <repo>/_build/kist), SAMPLES (timed runs of each
 # command per checkpoint, default 10), GC_PARALLEL (sandboxes started at once
-# while making the dead ones, default 4).
+# while making the dead ones, default 4), SETTLE (seconds of quiet before the
+# gc is timed, default 5).
 set -euo pipefail
 export LC_ALL=C
 
@@ -126,6 +129,16 @@ timed ()
 
 k () { "$KIST" --root "$STATE" "$@"; }
 
+# cputime VAR CMD...: "WALL_MS CPU_MS" of one run of CMD (CPU: user + system
+# of CMD and its children); its output goes to $TMP/VAR.out.
+cputime ()
+{
+  local var=$1 t TIMEFORMAT='%R %U %S'
+  shift
+  t=$({ time "$@" > "$TMP/$var.out" 2> "$TMP/$var.err" || true; } 2>&1)
+  printf -v "$var" '%s' "$(awk '{ printf "%.0f %.0f", $1 * 1000, ($2 + $3) * 1000 }' <<< "$t")"
+}
+
 # ---- the bundle --------------------------------------------------------------------
 bash "$REPO/tests/integration/mkrootfs.sh" "$BUNDLE/rootfs" > /dev/null
 "$KIST" spec --bundle "$BUNDLE"
@@ -162,6 +175,15 @@ sample_ops ()
     timed list "$r" k list
     timed listjson "$r" k list --format json
   done
+  # delete --force of a running container with r others running: SAMPLES
+  # extra ones, created and started (not counted), then deleted one by one.
+  for ((i = 0; i < SAMPLES; i++)); do
+    k create --bundle "$BUNDLE" "$PREFIX-d$r-$i" > /dev/null
+    k start "$PREFIX-d$r-$i"
+  done
+  for ((i = 0; i < SAMPLES; i++)); do
+    timed delete "$r" k delete --force "$PREFIX-d$r-$i"
+  done
 }
 
 # ---- 1. N containers created and started -------------------------------------------
@@ -172,6 +194,8 @@ for ((i = 1; i <= N; i++)); do
   if is_check "$i"; then sample_ops "$i"; fi
 done
 T_CREATE1=$(now_us)
+cputime LISTN k list
+cputime LISTJN k list --format json
 LOADN=$(cut -d' ' -f1-3 /proc/loadavg)
 
 running=$(k list --format json | jq '[.[] | select(.status == "running")] | length')
@@ -207,7 +231,7 @@ done
 # ---- 3. delete all ------------------------------------------------------------------
 T_DEL0=$(now_us)
 for ((i = N; i >= 1; i--)); do
-  timed delete "$i" k delete --force "$PREFIX-$i"
+  timed deleteall "$i" k delete --force "$PREFIX-$i"
 done
 T_DEL1=$(now_us)
 left=$(k list --quiet | wc -l)
@@ -252,15 +276,13 @@ if [ "$dead" != "$N" ]; then
   echo "scale.sh: $dead dead sandbox state dirs, expected $N" >&2
   exit 1
 fi
-# The dry run first (it reads every entry and decides), then the removal.
-t0=$(now_us)
-k gc --dry-run > "$TMP/gc-dry.out"
-t1=$(now_us)
-k gc > "$TMP/gc.out"
-t2=$(now_us)
-GC_DRY_MS=$(((t1 - t0) / 1000))
-GC_MS=$(((t2 - t1) / 1000))
-gc_removed=$(grep -c '^removed ' "$TMP/gc.out" || true)
+# Let the kernel finish tearing down what died (the namespaces of the
+# containers deleted above and of the sandboxes' inits go in a workqueue),
+# then the dry run (it reads every entry and decides) and the removal.
+sleep "${SETTLE:-5}"
+cputime GC_DRY k gc --dry-run
+cputime GC k gc
+gc_removed=$(grep -c '^removed ' "$TMP/GC.out" || true)
 gc_left=$(find "$STATE" -mindepth 1 -maxdepth 1 -name 'sandbox-*' | wc -l)
 
 # ---- output -------------------------------------------------------------------------
@@ -275,32 +297,33 @@ median ()
 }
 
 echo
-echo "per command, median ms (create/start/delete: the $SAMPLES runs from that many containers"
-echo "already running on; state and kill 0: $SAMPLES runs on random running containers):"
+echo "per command, median ms (create, start: the $SAMPLES runs from that many containers already"
+echo "running on; state, kill 0: $SAMPLES runs on random running containers; delete --force:"
+echo "$SAMPLES more containers deleted with that many running; list: $(((SAMPLES + 1) / 2)) runs):"
 printf '%-8s %8s %8s %8s %8s %8s %8s %10s %14s\n' running create start state "kill 0" delete list "list json" "list/cont. us"
 for c in "${CHECKS[@]}"; do
   lo=$c hi=$((c + SAMPLES - 1))
   if ((hi >= N)); then lo=$((N - SAMPLES)) hi=$((N - 1)); fi
   ((lo >= 0)) || lo=0
-  # delete: the runs while c down to c - SAMPLES + 1 containers exist.
-  dlo=$((c - SAMPLES + 1)) dhi=$c
-  ((dlo >= 1)) || dlo=1
   l=$(median list "$c" "$c")
   lj=$(median listjson "$c" "$c")
   printf '%-8s %8s %8s %8s %8s %8s %8s %10s %14s\n' "$c" "$(median create "$lo" "$hi")" \
     "$(median start "$lo" "$hi")" "$(median state "$c" "$c")" "$(median kill0 "$c" "$c")" \
-    "$(median delete "$dlo" "$dhi")" "$l" "$lj" "$(awk -v l="$l" -v c="$c" 'BEGIN { printf "%.0f", l * 1000 / c }')"
+    "$(median delete "$c" "$c")" "$l" "$lj" "$(awk -v l="$l" -v c="$c" 'BEGIN { printf "%.0f", l * 1000 / c }')"
 done
 echo
 echo "create+start of all $N: $(((T_CREATE1 - T_CREATE0) / 1000)) ms, the samples included (load average then $LOADN)"
-echo "delete --force of all $N: $(((T_DEL1 - T_DEL0) / 1000)) ms; left: $left state entries, $cg_left cgroup scopes"
+echo "delete --force of all $N, one by one: $(((T_DEL1 - T_DEL0) / 1000)) ms, median" \
+  "$(median deleteall 1 "$N") ms; left: $left state entries, $cg_left cgroup scopes"
 parents=$(for p in "${!PARENTS[@]}"; do printf '%s %s, ' "${PARENTS[$p]}" "$p"; done)
 echo "processes with $N running: $kist_procs kist processes (argv naming the state root);" \
   "$in_scopes processes in the $N scopes ($bad_scopes scopes not holding exactly the init);" \
   "parents of the inits: ${parents%, }"
 echo "dead sandboxes: $N made in $(((T_SB1 - T_SB0) / 1000)) ms ($GC_PARALLEL at a time)"
-echo "kist gc --dry-run of $N dead sandboxes: $GC_DRY_MS ms"
-echo "kist gc of $N dead sandboxes: $GC_MS ms; removed $gc_removed, left $gc_left"
+echo "kist gc --dry-run of $N dead sandboxes: ${GC_DRY% *} ms (CPU ${GC_DRY#* } ms)"
+echo "kist gc of $N dead sandboxes: ${GC% *} ms (CPU ${GC#* } ms); removed $gc_removed, left $gc_left"
+echo "kist list with $N running, one more run each: ${LISTN% *} ms (CPU ${LISTN#* } ms)," \
+  "--format json ${LISTJN% *} ms (CPU ${LISTJN#* } ms)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 fail=0
