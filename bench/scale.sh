@@ -25,32 +25,18 @@
 # gc is timed, default 5).
 set -euo pipefail
 export LC_ALL=C
-
-BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$BENCH_DIR/.." && pwd)
+N=${1:-1000} SAMPLES=${SAMPLES:-10} GC_PARALLEL=${GC_PARALLEL:-4}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KIST=${KIST:-$REPO/_build/kist}
 case $KIST in /*) ;; *) KIST=$PWD/$KIST ;; esac
-N=${1:-1000}
-SAMPLES=${SAMPLES:-10}
-GC_PARALLEL=${GC_PARALLEL:-4}
 
-if ! [[ "$N" =~ ^[1-9][0-9]*$ && "$SAMPLES" =~ ^[1-9][0-9]*$ && "$GC_PARALLEL" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: [SAMPLES=10] [GC_PARALLEL=4] $0 [N]   (all > 0; N defaults to 1000)" >&2
-  exit 2
-fi
-if [ "$(id -u)" != 0 ]; then
-  echo "scale.sh: run it as root (containers with namespaces and cgroup scopes)" >&2
-  exit 1
-fi
-if [ ! -x "$KIST" ]; then
-  echo "scale.sh: $KIST is not an executable: build kist first (or set KIST=...)" >&2
-  exit 1
-fi
+die () { echo "scale.sh: $*" >&2; exit 1; }
+[[ "$N" =~ ^[1-9][0-9]*$ && "$SAMPLES" =~ ^[1-9][0-9]*$ && "$GC_PARALLEL" =~ ^[1-9][0-9]*$ ]] \
+  || { echo "usage: [SAMPLES=10] [GC_PARALLEL=4] $0 [N]   (all > 0; N defaults to 1000)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || die "run it as root (containers with namespaces and cgroup scopes)"
+[ -x "$KIST" ] || die "$KIST is not an executable: build kist first (or set KIST=...)"
 for tool in jq awk; do
-  if ! command -v "$tool" > /dev/null; then
-    echo "scale.sh: $tool is needed (apt-get install $tool)" >&2
-    exit 1
-  fi
+  command -v "$tool" > /dev/null || die "$tool is needed (apt-get install $tool)"
 done
 
 # The cgroup2 mount (on a hybrid host /sys/fs/cgroup/unified), from mountinfo.
