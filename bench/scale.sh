@@ -22,7 +22,8 @@
 # Environment: KIST (default <repo>/_build/kist), SAMPLES (timed runs of each
 # command per checkpoint, default 10), GC_PARALLEL (sandboxes started at once
 # while making the dead ones, default 4), SETTLE (seconds of quiet before the
-# gc is timed, default 5).
+# gc is timed, default 5), KIST_CMP (another kist build, e.g. an older one:
+# its state, kill 0 and list are timed against KIST's with N running).
 set -euo pipefail
 export LC_ALL=C
 N=${1:-1000} SAMPLES=${SAMPLES:-10} GC_PARALLEL=${GC_PARALLEL:-4}
@@ -182,6 +183,24 @@ done
 T_CREATE1=$(now_us)
 cputime LISTN k list
 cputime LISTJN k list --format json
+# KIST_CMP: another kist binary (an older build) timed on the same N
+# containers, interleaved with this one: state, kill 0 and list.
+if [ -n "${KIST_CMP:-}" ]; then
+  kc () { "$KIST_CMP" --root "$STATE" "$@"; }
+  for ((i = 0; i < SAMPLES; i++)); do
+    id=$PREFIX-$((RANDOM % N + 1))
+    timed cmp_state "$N" kc state "$id"
+    timed new_state "$N" k state "$id"
+    timed cmp_kill0 "$N" kc kill "$id" 0
+    timed new_kill0 "$N" k kill "$id" 0
+    timed cmp_list "$N" kc list
+    timed new_list "$N" k list
+    timed cmp_listjson "$N" kc list --format json
+    timed new_listjson "$N" k list --format json
+  done
+  cputime CMP_LISTN kc list
+  cputime NEW_LISTN k list
+fi
 LOADN=$(cut -d' ' -f1-3 /proc/loadavg)
 
 running=$(k list --format json | jq '[.[] | select(.status == "running")] | length')
@@ -310,6 +329,13 @@ echo "kist gc --dry-run of $N dead sandboxes: ${GC_DRY% *} ms (CPU ${GC_DRY#* } 
 echo "kist gc of $N dead sandboxes: ${GC% *} ms (CPU ${GC#* } ms); removed $gc_removed, left $gc_left"
 echo "kist list with $N running, one more run each: ${LISTN% *} ms (CPU ${LISTN#* } ms)," \
   "--format json ${LISTJN% *} ms (CPU ${LISTJN#* } ms)"
+if [ -n "${KIST_CMP:-}" ]; then
+  echo "KIST_CMP=$KIST_CMP against KIST, $SAMPLES interleaved runs each with $N running, median ms:"
+  for op in state kill0 list listjson; do
+    echo "  $op: KIST_CMP $(median "cmp_$op" "$N" "$N"), KIST $(median "new_$op" "$N" "$N")"
+  done
+  echo "  list, one run each: KIST_CMP ${CMP_LISTN% *} ms (CPU ${CMP_LISTN#* } ms), KIST ${NEW_LISTN% *} ms (CPU ${NEW_LISTN#* } ms)"
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 fail=0
