@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
@@ -156,16 +157,52 @@ kv_get (const char *text, const char *key, uint64_t *v)
   return false;
 }
 
+/* ABS_PATH/FILE, a small file of a scope (cgroup.events, memory.events),
+ * read in one open: NULL when it is absent or not on cgroup2.  This is on
+ * the path of every `kist list` row and every status (the frozen test), so
+ * the file is opened directly instead of through the scope's directory:
+ * cgroupfs has no symbolic links, and fstatfs on the file checks that it is
+ * cgroup2's (what cg_open_scope checks of the directory).  Read until a
+ * short read (kernfs returns the whole small file at once), not until a
+ * second read returns 0. */
+static char *
+scope_read_small (const char *abs_path, const char *file)
+{
+  if (abs_path == NULL || abs_path[0] != '/')
+    return NULL;
+  char path[PATH_MAX];
+  if ((size_t) snprintf (path, sizeof path, "%s/%s", abs_path, file) >= sizeof path)
+    return NULL;
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  struct statfs sfs;
+  if (fd < 0 || fstatfs (fd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+    return NULL;
+  size_t cap = 512, used = 0;
+  _cleanup_free_ char *buf = xmalloc (cap + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, buf + used, cap - used);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return NULL;
+      used += (size_t) n;
+      if (used < cap)
+        break;
+      if (cap >= CG_FILE_MAX)
+        return NULL;
+      cap *= 2;
+      buf = xrealloc (buf, cap + 1);
+    }
+  buf[used] = '\0';
+  return steal_pointer (&buf);
+}
+
 /* "key N" of a flat keyed file of the scope; -1 when unknown. */
 static int64_t
 scope_kv (const char *abs_path, const char *file, const char *key)
 {
-  struct kist_error *e = NULL;
-  _cleanup_close_ int dfd = cg_open_scope (abs_path, &e);
-  kist_error_free (e);
-  if (dfd < 0)
-    return -1;
-  _cleanup_free_ char *text = cg_read_small (dfd, file);
+  _cleanup_free_ char *text = scope_read_small (abs_path, file);
   uint64_t v;
   if (text == NULL)
     return -1;

@@ -162,14 +162,13 @@ kist_status_allows_signal (enum kist_status st, int sig, bool all, const char *i
   return status_check (st, all || sig == SIGKILL ? KIST_OP_KILL_ALL : KIST_OP_SIGNAL, id, sig, err);
 }
 
+/* kist_state_status tells paused from running or created itself (the
+ * scope's cgroup.events): asking the cgroup a second time here cost every
+ * list row and every command a second open and read of cgroup.events. */
 enum kist_status
 kist_container_status (const struct kist_state *st)
 {
-  enum kist_status status = kist_state_status (st);
-  if (status != KIST_STATUS_STOPPED && status != KIST_STATUS_CREATING && st->cgroup_path != NULL
-      && kist_cgroup_is_frozen (st->cgroup_path) == 1)
-    return KIST_STATUS_PAUSED;
-  return status;
+  return kist_state_status (st);
 }
 
 int

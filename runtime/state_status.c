@@ -28,9 +28,15 @@ read_proc_stat (pid_t pid, char *state, uint64_t *start)
   _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
-  ssize_t n = kist_read_all (fd, buf, sizeof buf - 1);
+  /* One read: procfs returns the whole (short) stat line at once, so a
+   * second read only to see the end would cost every status another
+   * syscall. */
+  ssize_t n;
+  do
+    n = read (fd, buf, sizeof buf - 1);
+  while (n < 0 && errno == EINTR);
   if (n <= 0)
-    return n < 0 ? (int) n : -EIO;
+    return n < 0 ? -errno : -EIO;
   buf[n] = '\0';
   /* comm may contain spaces and parentheses: the fields start after the
    * last ')'. */
@@ -206,7 +212,11 @@ kist_state_list (int rootfd, char ***ids, struct kist_error **err)
       bool hashed = state_is_hashed_name (de->d_name);
       if (!hashed && kist_id_validate (de->d_name, NULL) < 0)
         continue;
-      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode))
+      /* The type from the directory entry where the file system gives it
+       * (no stat per entry: a listing of 1,000 containers); else lstat. */
+      if (de->d_type != DT_UNKNOWN ? de->d_type != DT_DIR
+                                   : fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
+                                         || !S_ISDIR (st.st_mode))
         continue;
       char *id = NULL;
       if (hashed)
