@@ -614,19 +614,19 @@ START_TEST (test_cache)
   size_t n = 0;
   char *why = NULL;
 
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "absent");
   free (why);
 
-  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, NULL, &err), 0);
   char name[69];
   kist_seccomp_cache_name (key, name);
   ck_assert_uint_eq (strlen (name), 68);
   ck_assert_int_eq (fstatat (cfd, name, &st, 0), 0);
   ck_assert_uint_eq (st.st_mode & 07777, 0600);
-  ck_assert_int_eq (st.st_size, 80 + 3 * 8);
+  ck_assert_int_eq (st.st_size, 80 + 3 * 8 + 32);
 
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 1);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 1);
   ck_assert_ptr_null (why);
   ck_assert_uint_eq (n, 3);
   ck_assert_mem_eq (got, prog, sizeof prog);
@@ -640,44 +640,44 @@ START_TEST (test_cache)
   ck_assert_int_eq (pread (fd, &byte, 1, 80 + 9), 1);
   byte ^= 0x40;
   ck_assert_int_eq (pwrite (fd, &byte, 1, 80 + 9), 1);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "corrupt: checksum mismatch");
   free (why);
   /* Truncated. */
   ck_assert_int_eq (ftruncate (fd, 80 + 8), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "corrupt: size does not match the instruction count");
   free (why);
   /* Garbage. */
   ck_assert_int_eq (ftruncate (fd, 0), 0);
   ck_assert_int_eq (pwrite (fd, "garbage garbage garbage", 23, 0), 23);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_ptr_nonnull (strstr (why, "corrupt"));
   free (why);
   close (fd);
 
   /* Rebuilt: the store replaces it. */
-  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &err), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 1);
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, NULL, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 1);
   free (got);
 
   /* Another profile's entry under this name: foreign. */
   char oname[69];
   kist_seccomp_cache_name (other, oname);
   ck_assert_int_eq (linkat (cfd, name, cfd, oname, 0), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "foreign: the key in the file is another profile's");
   free (why);
   /* Group/other-accessible: foreign. */
   ck_assert_int_eq (fchmodat (cfd, name, 0644, 0), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_ptr_nonnull (strstr (why, "foreign"));
   free (why);
   ck_assert_int_eq (fchmodat (cfd, name, 0600, 0), 0);
   /* A symlink: not followed. */
   ck_assert_int_eq (unlinkat (cfd, oname, 0), 0);
   ck_assert_int_eq (symlinkat (name, cfd, oname), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, NULL, &why), 0);
   ck_assert_ptr_nonnull (strstr (why, "unreadable"));
   free (why);
   close (cfd);
