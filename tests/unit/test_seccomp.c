@@ -1009,6 +1009,115 @@ START_TEST (test_layer_inline_cache)
 }
 END_TEST
 
+/* A built-in profile with a bundle: chosen without parsing, parsed and
+ * compiled on the first prepare (a miss), and on the next one loaded from
+ * the entry with the same program, flags and detail, still unparsed. */
+START_TEST (test_layer_builtin_deferred)
+{
+  struct kist_error *err = NULL;
+  struct kist_report *r = kist_report_new ("t1", "create", NULL);
+  struct kist_spec *s = spec_with (NULL, "'run.kist.seccomp.profile':'default'", true);
+  struct kist_ctx ctx = ctx_for (s);
+
+  ck_assert_int_eq (kist_seccomp_choose (s, tmpfd, &ctx.seccomp, &err), 0);
+  ck_assert (ctx.seccomp->deferred);
+  ck_assert_ptr_null (ctx.seccomp->profile);
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_msg (strstr (ctx.seccomp->detail, "profile default; ") == ctx.seccomp->detail
+                     && strstr (ctx.seccomp->detail, " BPF insns; cache miss; ENOSYS above "),
+                 "%s", ctx.seccomp->detail);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, " entries left out by includes/excludes"));
+  size_t n1 = ctx.seccomp->n_insns;
+  uint32_t flags1 = ctx.seccomp->flags;
+  struct sock_filter *first = xcalloc (n1, sizeof *first);
+  memcpy (first, ctx.seccomp->insns, n1 * sizeof *first);
+  _cleanup_free_ char *miss = xstrdup (ctx.seccomp->detail);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* The same as parsing and compiling it at once (no bundle). */
+  struct kist_seccomp *eager = NULL;
+  ck_assert_int_eq (kist_seccomp_choose (s, -1, &eager, &err), 0);
+  ck_assert (!eager->deferred);
+  ck_assert_ptr_nonnull (eager->profile);
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  ck_assert_int_eq (kist_seccomp_compile (eager->profile, &insns, &n, &err), 0);
+  ck_assert_uint_eq (n, n1);
+  ck_assert_mem_eq (insns, first, n1 * sizeof *first);
+  ck_assert_uint_eq (eager->profile->flags, flags1);
+  free (insns);
+  kist_seccomp_free (eager);
+
+  /* A hit: never parsed, the same program, flags and detail. */
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_ptr_null (ctx.seccomp->profile);
+  ck_assert_uint_eq (ctx.seccomp->n_insns, n1);
+  ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
+  ck_assert_uint_eq (ctx.seccomp->flags, flags1);
+  char *at = strstr (miss, "cache miss");
+  ck_assert_ptr_nonnull (at);
+  memmove (at + strlen ("cache hit"), at + strlen ("cache miss"),
+           strlen (at + strlen ("cache miss")) + 1);
+  memcpy (at, "cache hit", strlen ("cache hit"));
+  ck_assert_str_eq (ctx.seccomp->detail, miss);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* The gated count in the entry's meta part flipped: a miss, rebuilt. */
+  int cfd = openat (tmpfd, KIST_SECCOMP_CACHE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (cfd, 0);
+  uint8_t key[KIST_SHA256_LEN];
+  struct kist_seccomp_env env = { .bounding = s->process->capabilities->bounding };
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &env, key);
+  char name[69];
+  kist_seccomp_cache_name (key, name);
+  ck_assert_str_eq (kist_seccomp_builtin_names[0], "default");
+  int fd = openat (cfd, name, O_RDWR | O_CLOEXEC);
+  ck_assert_int_ge (fd, 0);
+  struct stat st;
+  ck_assert_int_eq (fstat (fd, &st), 0);
+  ck_assert_int_ge (st.st_size, 80 + (off_t) n1 * 8 + 32);
+  off_t gated = 80 + (off_t) n1 * 8 + 8;
+  unsigned char byte;
+  ck_assert_int_eq (pread (fd, &byte, 1, gated), 1);
+  byte ^= 0x01;
+  ck_assert_int_eq (pwrite (fd, &byte, 1, gated), 1);
+  close (fd);
+  close (cfd);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_msg (
+      strstr (ctx.seccomp->detail, "cache miss (entry corrupt: checksum mismatch; rebuilt)"), "%s",
+      ctx.seccomp->detail);
+  ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* What changes the parse changes the source key. */
+  uint8_t k2[KIST_SHA256_LEN];
+  char *const admin[] = { "CAP_KILL", "CAP_SYS_ADMIN", NULL };
+  char *const unknown[] = { "CAP_KILL", "CAP_NO_SUCH_THING", NULL };
+  struct kist_seccomp_env e2 = { .bounding = admin };
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &e2, k2);
+  ck_assert (memcmp (key, k2, sizeof key) != 0);
+  e2.bounding = unknown; /* the parser ignores unknown names: the same key */
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &e2, k2);
+  ck_assert_mem_eq (key, k2, sizeof key);
+  e2.kernel = "1.0";
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &e2, k2);
+  ck_assert (memcmp (key, k2, sizeof key) != 0);
+  e2.kernel = NULL;
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0],
+                            kist_seccomp_builtin_sizes[0] - 1, &e2, k2);
+  ck_assert (memcmp (key, k2, sizeof key) != 0);
+
+  free (first);
+  kist_report_free (r);
+  kist_spec_free (s);
+}
+END_TEST
+
 /* A report holds each entry once (report.c checks): each case below that
  * records one starts from a new report. */
 static void
@@ -1573,6 +1682,7 @@ seccomp_suite (void)
   tcase_add_test (fs, test_cache);
   tcase_add_test (fs, test_layer_inline_cache);
   tcase_add_test (fs, test_layer_early_and_sources);
+  tcase_add_test (fs, test_layer_builtin_deferred);
   tcase_add_test (fs, test_choose_config_errors);
   tcase_add_test (fs, test_notify);
   suite_add_tcase (s, fs);
