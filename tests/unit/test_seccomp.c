@@ -661,6 +661,30 @@ START_TEST (test_cache)
   ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 1);
   free (got);
 
+  /* The meta part: what a hit gives back without the profile. */
+  struct kist_seccomp_meta meta = { .flags = 8, .max_nr = 451, .n_gated = 3, .enosys = true,
+                                    .notify = true, .listener_path = "/run/agent.sock",
+                                    .listener_metadata = "meta", .skipped = "; skipped x" };
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &meta, &err), 0);
+  struct kist_seccomp_meta back = { 0 };
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &back, &why), 1);
+  ck_assert_uint_eq (back.flags, 8);
+  ck_assert_int_eq (back.max_nr, 451);
+  ck_assert_uint_eq (back.n_gated, 3);
+  ck_assert (back.enosys && back.notify);
+  ck_assert_str_eq (back.listener_path, "/run/agent.sock");
+  ck_assert_str_eq (back.listener_metadata, "meta");
+  ck_assert_str_eq (back.skipped, "; skipped x");
+  kist_seccomp_meta_clear (&back);
+  free (got);
+  /* Without meta: no listener, nothing skipped. */
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, NULL, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &back, &why), 1);
+  ck_assert (!back.notify && back.listener_path == NULL && back.listener_metadata == NULL);
+  ck_assert_str_eq (back.skipped, "");
+  kist_seccomp_meta_clear (&back);
+  free (got);
+
   /* Another profile's entry under this name: foreign. */
   char oname[69];
   kist_seccomp_cache_name (other, oname);
