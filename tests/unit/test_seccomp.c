@@ -1109,9 +1109,8 @@ START_TEST (test_layer_builtin_deferred)
   close (fd);
   close (cfd);
   ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
-  ck_assert_msg (
-      strstr (ctx.seccomp->detail, "cache miss (entry corrupt: checksum mismatch; rebuilt)"), "%s",
-      ctx.seccomp->detail);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "(entry corrupt: checksum mismatch; rebuilt)"));
+  ck_assert_uint_eq (ctx.seccomp->n_insns, n1);
   ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
   kist_seccomp_free (ctx.seccomp);
 
