@@ -820,9 +820,11 @@ kist_seccomp_canonical (const struct kist_seccomp_profile *p, size_t *len)
 
 /* The key: SHA-256 of the same fields as the canonical form, in a fixed
  * binary layout (no text formatting: it is computed on every run with an
- * inline profile).  Fields are fixed-width little-endian words; each rule's
- * name is preceded by its length, so that no two profiles give one byte
- * stream. */
+ * inline profile): little-endian words of fixed width, each rule as its
+ * number, action and argument count (4 + 4 + 1 bytes), its name with a
+ * terminating NUL (names never contain one), then per argument its index
+ * and operator (1 byte each) and both values (8 bytes each).  A count
+ * precedes every list, so no two profiles give one byte stream. */
 struct key_stream
 {
   struct kist_sha256 sha;
@@ -853,6 +855,18 @@ key_u64 (struct key_stream *k, uint64_t v)
   key_put (k, &v, sizeof v);
 }
 
+static void
+key_u32 (struct key_stream *k, uint32_t v)
+{
+  key_put (k, &v, sizeof v);
+}
+
+static void
+key_u8 (struct key_stream *k, uint8_t v)
+{
+  key_put (k, &v, sizeof v);
+}
+
 void
 kist_seccomp_key (const struct kist_seccomp_profile *p, uint8_t key[KIST_SHA256_LEN])
 {
@@ -874,14 +888,14 @@ kist_seccomp_key (const struct kist_seccomp_profile *p, uint8_t key[KIST_SHA256_
   for (size_t i = 0; i < p->n_rules; i++)
     {
       const struct kist_seccomp_rule *r = &p->rules[i];
-      size_t len = strlen (r->name);
-      key_u64 (&k, (uint64_t) (int64_t) r->nr);
-      key_u64 (&k, (uint64_t) r->action << 32 | r->n_args);
-      key_u64 (&k, len);
-      key_put (&k, r->name, len);
+      key_u32 (&k, (uint32_t) r->nr);
+      key_u32 (&k, r->action);
+      key_u8 (&k, (uint8_t) r->n_args); /* at most 6 */
+      key_put (&k, r->name, strlen (r->name) + 1);
       for (unsigned a = 0; a < r->n_args; a++)
         {
-          key_u64 (&k, (uint64_t) r->args[a].index << 32 | r->args[a].op);
+          key_u8 (&k, (uint8_t) r->args[a].index); /* 0..5 */
+          key_u8 (&k, (uint8_t) r->args[a].op);    /* enum scmp_compare, < 256 */
           key_u64 (&k, r->args[a].value);
           key_u64 (&k, r->args[a].value_two);
         }
