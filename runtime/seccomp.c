@@ -55,6 +55,7 @@ kist_seccomp_free (struct kist_seccomp *s)
   free (s->listener_path);
   free (s->listener_metadata);
   free (s->label);
+  free (s->where);
   kist_seccomp_profile_free (s->profile);
   free (s);
 }
@@ -104,11 +105,15 @@ builtin_list (void)
   return s;
 }
 
-/* Parse the chosen profile; *label is "profile NAME" or "linux.seccomp". */
+/* Parse the chosen profile into sc->profile; sc->label is "profile NAME"
+ * or "linux.seccomp".  A built-in profile with a bundle is only looked up
+ * (sc->deferred, see seccomp.h). */
 static int
-load_profile (const struct kist_spec *s, int bundle_fd, struct kist_seccomp_profile **p,
-              char **label, struct kist_error **err)
+load_profile (const struct kist_spec *s, int bundle_fd, struct kist_seccomp *sc,
+              struct kist_error **err)
 {
+  struct kist_seccomp_profile **p = &sc->profile;
+  char **label = &sc->label;
   struct kist_seccomp_env env = { 0 };
   if (s->process && s->process->capabilities)
     env.bounding = s->process->capabilities->bounding;
@@ -151,8 +156,17 @@ load_profile (const struct kist_spec *s, int bundle_fd, struct kist_seccomp_prof
                               "a path must contain '/')",
                               KIST_SECCOMP_ANNOTATION, name, known[0] ? known : "none");
     }
-  _cleanup_free_ char *where = xasprintf ("built-in seccomp profile `%s`: ", name);
-  return kist_seccomp_profile_parse_json (json, len, where, &env, p, err);
+  sc->where = xasprintf ("built-in seccomp profile `%s`: ", name);
+  if (bundle_fd >= 0)
+    {
+      sc->deferred = true;
+      sc->builtin_json = json;
+      sc->builtin_len = len;
+      sc->env = env;
+      kist_seccomp_builtin_key (name, json, len, &env, sc->source_key);
+      return 0;
+    }
+  return kist_seccomp_profile_parse_json (json, len, sc->where, &env, p, err);
 }
 
 int
@@ -165,7 +179,7 @@ kist_seccomp_choose (const struct kist_spec *s, int bundle_fd, struct kist_secco
     return 0;
   _cleanup_seccomp_ struct kist_seccomp *sc = xcalloc (1, sizeof *sc);
   sc->requested = xstrdup (what);
-  if (load_profile (s, bundle_fd, &sc->profile, &sc->label, err) < 0)
+  if (load_profile (s, bundle_fd, sc, err) < 0)
     return -1;
   *out = steal_pointer (&sc);
   return 0;
@@ -193,15 +207,33 @@ skipped_text (const struct kist_seccomp_profile *p)
   return s;
 }
 
-/* The program of the parsed profile: from the cache or compiled. */
+/* What the detail and the load need of the parsed profile p. */
+static void
+meta_of (const struct kist_seccomp_profile *p, struct kist_seccomp_meta *m)
+{
+  kist_seccomp_meta_clear (m);
+  m->flags = p->flags;
+  m->max_nr = p->max_nr;
+  m->n_gated = (uint32_t) p->n_gated;
+  m->enosys = p->enosys;
+  m->notify = p->notify;
+  m->listener_path = xstrdup (p->listener_path);
+  m->listener_metadata = xstrdup (p->listener_metadata);
+  m->skipped = skipped_text (p);
+}
+
+/* The program: from the cache or compiled.  -2: the deferred built-in
+ * profile does not parse (a config error, in *err). */
 static int
 build (int state_rootfd, struct kist_seccomp *sc, struct kist_error **err)
 {
-  const struct kist_seccomp_profile *p = sc->profile;
   const char *label = sc->label;
 
   uint8_t key[KIST_SHA256_LEN];
-  kist_seccomp_key (p, key);
+  if (sc->profile)
+    kist_seccomp_key (sc->profile, key);
+  else
+    memcpy (key, sc->source_key, sizeof key);
 
   _cleanup_free_ char *cache_note = NULL;
   _cleanup_close_ int cachefd = -1;
@@ -216,21 +248,33 @@ build (int state_rootfd, struct kist_seccomp *sc, struct kist_error **err)
   else
     cache_note = xstrdup (" (no cache)");
 
+  struct kist_seccomp_meta m = { 0 };
   if (cachefd >= 0)
     {
       _cleanup_free_ char *why = NULL;
-      hit = kist_seccomp_cache_load (cachefd, key, &sc->insns, &sc->n_insns, &why) == 1;
+      hit = kist_seccomp_cache_load (cachefd, key, &sc->insns, &sc->n_insns, &m, &why) == 1;
       if (!hit && why && strcmp (why, "absent") != 0)
         cache_note = xasprintf (" (entry %s; rebuilt)", why);
     }
+  if (!hit && sc->profile == NULL
+      && kist_seccomp_profile_parse_json (sc->builtin_json, sc->builtin_len, sc->where, &sc->env,
+                                          &sc->profile, err)
+             < 0)
+    return -2;
+  /* The parsed profile, when there is one, says what the entry says. */
+  if (sc->profile)
+    meta_of (sc->profile, &m);
   if (!hit)
     {
-      if (kist_seccomp_compile (p, &sc->insns, &sc->n_insns, err) < 0)
-        return kist_error_wrap (err, "%s", label);
+      if (kist_seccomp_compile (sc->profile, &sc->insns, &sc->n_insns, err) < 0)
+        {
+          kist_seccomp_meta_clear (&m);
+          return kist_error_wrap (err, "%s", label);
+        }
       if (cachefd >= 0)
         {
           _cleanup_error_ struct kist_error *e = NULL;
-          if (kist_seccomp_cache_store (cachefd, key, sc->insns, sc->n_insns, &e) < 0)
+          if (kist_seccomp_cache_store (cachefd, key, sc->insns, sc->n_insns, &m, &e) < 0)
             {
               _cleanup_free_ char *old = steal_pointer (&cache_note);
               cache_note = xasprintf ("%s (not stored: %s)", old ? old : "", e->msg);
@@ -238,18 +282,18 @@ build (int state_rootfd, struct kist_seccomp *sc, struct kist_error **err)
         }
     }
 
-  sc->flags = p->flags;
-  sc->listener_path = xstrdup (p->listener_path);
-  sc->listener_metadata = xstrdup (p->listener_metadata);
-  _cleanup_free_ char *skipped = skipped_text (p);
+  sc->flags = m.flags;
+  sc->listener_path = steal_pointer (&m.listener_path);
+  sc->listener_metadata = steal_pointer (&m.listener_metadata);
   _cleanup_free_ char *enosys
-      = p->enosys ? xasprintf ("; ENOSYS above syscall %d", p->max_nr) : xstrdup ("");
+      = m.enosys ? xasprintf ("; ENOSYS above syscall %d", m.max_nr) : xstrdup ("");
   _cleanup_free_ char *gated
-      = p->n_gated ? xasprintf ("; %zu entries left out by includes/excludes", p->n_gated)
-                   : xstrdup ("");
+      = m.n_gated ? xasprintf ("; %u entries left out by includes/excludes", (unsigned) m.n_gated)
+                  : xstrdup ("");
   sc->detail = xasprintf ("%s; %zu BPF insns; cache %s%s%s%s%s%s", label, sc->n_insns,
                           hit ? "hit" : "miss", cache_note ? cache_note : "", enosys, gated,
-                          p->notify ? "; notify listener" : "", skipped);
+                          m.notify ? "; notify listener" : "", m.skipped ? m.skipped : "");
+  kist_seccomp_meta_clear (&m);
   return 0;
 }
 
@@ -264,6 +308,14 @@ kist_seccomp_prepare (struct kist_ctx *ctx, int state_rootfd, struct kist_report
   int b = build (state_rootfd, sc, &e);
   /* The rules are in the program now. */
   kist_seccomp_profile_freep (&sc->profile);
+  if (b == -2)
+    {
+      /* The built-in profile does not parse here: the config error
+       * kist_seccomp_choose would have given. */
+      if (err)
+        *err = steal_pointer (&e);
+      return -1;
+    }
   if (b < 0)
     {
       free (sc->insns);

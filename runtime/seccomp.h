@@ -15,7 +15,8 @@
  * Flow: the load step of create and exec calls kist_seccomp_choose(), which
  * parses the profile with the config, before any state exists; the parent
  * calls kist_seccomp_prepare() before clone; it hashes the profile's
- * canonical form and either reads the compiled program
+ * canonical form (a built-in profile: its source key, without parsing it)
+ * and either reads the compiled program
  * from the cache (no libseccomp rule calls at all) or compiles it and stores
  * it.  The init inherits ctx->seccomp and only loads the ready program
  * (kist_seccomp_apply_early / kist_seccomp_apply), checks it through
@@ -125,7 +126,8 @@ kist_seccomp_profile_freep (struct kist_seccomp_profile **p)
  * arches, default action, flags, the ENOSYS bound and every rule.  Newly
  * allocated text. */
 char *kist_seccomp_canonical (const struct kist_seccomp_profile *p, size_t *len);
-/* SHA-256 of the canonical form: the cache key. */
+/* The cache key of a parsed profile: SHA-256 over the canonical form's
+ * fields in a binary layout (no text formatting). */
 void kist_seccomp_key (const struct kist_seccomp_profile *p, uint8_t key[KIST_SHA256_LEN]);
 
 /* "SCMP_ACT_ERRNO(1)", "SCMP_ACT_ALLOW", ... for messages, written into buf. */
@@ -161,22 +163,55 @@ bool kist_seccomp_lets_through (const struct sock_filter *insns, size_t n, int n
                                 const uint64_t args[6]);
 
 /* ---- the compiled-filter cache (seccomp_cache.c)
- * Entry: a header (magic, format version, insn count, the full key, SHA-256
- * over key + program) and the sock_filter array.  Directory 0700 and files
+ * Entry (format 2): a header (magic, format version, insn count, the full
+ * key, a 64-bit checksum over key + program + what follows it), the
+ * sock_filter array, then what the report and the load need from the
+ * parsed profile (struct kist_seccomp_meta), so that a hit keyed by a
+ * built-in profile's source key never parses it.  Directory 0700 and files
  * 0600, owned by the euid; anything else is ignored as foreign. */
+
+/* What a prepared filter needs from its parsed profile besides the program. */
+struct kist_seccomp_meta
+{
+  uint32_t flags;          /* SECCOMP_FILTER_FLAG_* to load with */
+  int max_nr;              /* the ENOSYS bound, when enosys */
+  uint32_t n_gated;        /* entries left out by includes/excludes */
+  bool enosys, notify;
+  char *listener_path;     /* NULL: none */
+  char *listener_metadata; /* NULL: none */
+  char *skipped;           /* the detail's "; skipped unknown syscalls: ..." or "" (never NULL
+                              once filled) */
+};
+void kist_seccomp_meta_clear (struct kist_seccomp_meta *m);
 
 /* Create/open STATE_ROOT/seccomp-cache.  Returns the directory fd. */
 int kist_seccomp_cache_open (int state_rootfd, struct kist_error **err);
-/* 1: hit (*insns newly allocated).  0: miss; *why (newly allocated) says why
+/* 1: hit (*insns newly allocated; *meta, if not NULL, filled: clear it with
+ * kist_seccomp_meta_clear).  0: miss; *why (newly allocated) says why
  * ("absent", "corrupt: checksum mismatch", "foreign: owner 0", ...). */
 int kist_seccomp_cache_load (int cachefd, const uint8_t key[KIST_SHA256_LEN],
-                             struct sock_filter **insns, size_t *n_insns, char **why);
-/* Write the entry atomically (temp file + rename), mode 0600. */
+                             struct sock_filter **insns, size_t *n_insns,
+                             struct kist_seccomp_meta *meta, char **why);
+/* Write the entry atomically (temp file + rename), mode 0600.  meta NULL:
+ * no flags, no listener, nothing skipped. */
 int kist_seccomp_cache_store (int cachefd, const uint8_t key[KIST_SHA256_LEN],
                               const struct sock_filter *insns, size_t n_insns,
-                              struct kist_error **err);
+                              const struct kist_seccomp_meta *meta, struct kist_error **err);
 /* "<64 hex digits>.bpf" into name (at least 69 bytes). */
 void kist_seccomp_cache_name (const uint8_t key[KIST_SHA256_LEN], char name[69]);
+/* The entry checksum: over the key and the len bytes after the header. */
+uint64_t kist_seccomp_cache_checksum (const uint8_t key[KIST_SHA256_LEN], const void *body,
+                                      size_t len);
+/* The source key of the built-in profile name (its JSON text json, len
+ * bytes) resolved under env: SHA-256 over kist's version, the cache and
+ * canonical formats, libseccomp's version, the native arch, the kernel
+ * release, the bounding set as the parser reads it, the name and a 64-bit
+ * fingerprint of the built-in text (part of kist's own binary).  Everything
+ * the parse of that text depends on, so that an entry under this key holds
+ * what the parse and compile gave. */
+void kist_seccomp_builtin_key (const char *name, const void *json, size_t len,
+                               const struct kist_seccomp_env *env,
+                               uint8_t key[KIST_SHA256_LEN]);
 
 /* ---- built-in profiles: generated at build time from seccomp-profiles/
  * (runtime/seccomp_builtin.c, see Makefile.am).  NULL-terminated names;
@@ -191,7 +226,8 @@ extern const size_t kist_seccomp_builtin_sizes[];
  * (kist_seccomp_prepare) and the init loads. */
 struct kist_seccomp
 {
-  struct kist_seccomp_profile *profile; /* chosen and parsed; freed by prepare */
+  struct kist_seccomp_profile *profile; /* chosen and parsed (NULL while deferred); freed by
+                                          prepare */
   char *label;             /* "profile NAME" or "linux.seccomp", for the detail */
   struct sock_filter *insns;
   size_t n_insns;
@@ -200,6 +236,14 @@ struct kist_seccomp
   char *detail;            /* "profile default; 812 BPF insns; cache hit; ..." */
   char *listener_path;     /* NOTIFY: where the parent sends the listener fd */
   char *listener_metadata;
+  /* A built-in profile chosen with a bundle is parsed only on a cache miss
+   * (kist_seccomp_prepare): its source key, text and parse inputs. */
+  bool deferred;
+  uint8_t source_key[KIST_SHA256_LEN];
+  const char *builtin_json;
+  size_t builtin_len;
+  char *where;             /* "built-in seccomp profile `NAME`: " */
+  struct kist_seccomp_env env; /* bounding borrowed from the spec */
   bool prepared;           /* kist_seccomp_prepare ran */
   bool done;               /* init: loaded; parent: failure recorded and degraded */
 };
@@ -219,7 +263,13 @@ kist_seccomp_freep (struct kist_seccomp **s)
  * and parse it, resolved for the spec's process.capabilities.bounding and
  * this kernel.  *out is NULL when seccomp is not requested.  A profile that
  * cannot be read or parsed is a config error, with the JSON path
- * ("config.json: linux.seccomp.syscalls[2].action: ..."). */
+ * ("config.json: linux.seccomp.syscalls[2].action: ...").
+ * A built-in profile (annotation) with a bundle (bundle_fd >= 0) is not
+ * parsed here: kist ships it, and the parent looks up its source key
+ * (kist_seccomp_builtin_key) in the cache first; a miss parses it then, and
+ * a parse error is still a config error (not a layer failure).  Without a
+ * bundle (bundle_fd -1: callers that compile ->profile themselves, such as
+ * the sandbox probe) it is parsed here. */
 int kist_seccomp_choose (const struct kist_spec *s, int bundle_fd, struct kist_seccomp **out,
                          struct kist_error **err);
 

@@ -818,10 +818,88 @@ kist_seccomp_canonical (const struct kist_seccomp_profile *p, size_t *len)
   return buf;
 }
 
+/* The key: SHA-256 of the same fields as the canonical form, in a fixed
+ * binary layout (no text formatting: it is computed on every run with an
+ * inline profile): little-endian words of fixed width, each rule as its
+ * number, action and argument count (4 + 4 + 1 bytes), its name with a
+ * terminating NUL (names never contain one), then per argument its index
+ * and operator (1 byte each) and both values (8 bytes each).  A count
+ * precedes every list, so no two profiles give one byte stream. */
+struct key_stream
+{
+  struct kist_sha256 sha;
+  uint8_t buf[1024];
+  size_t used;
+};
+
+static void
+key_put (struct key_stream *k, const void *p, size_t n)
+{
+  if (k->used + n > sizeof k->buf)
+    {
+      kist_sha256_update (&k->sha, k->buf, k->used);
+      k->used = 0;
+    }
+  if (n > sizeof k->buf)
+    {
+      kist_sha256_update (&k->sha, p, n);
+      return;
+    }
+  memcpy (k->buf + k->used, p, n);
+  k->used += n;
+}
+
+static void
+key_u64 (struct key_stream *k, uint64_t v)
+{
+  key_put (k, &v, sizeof v);
+}
+
+static void
+key_u32 (struct key_stream *k, uint32_t v)
+{
+  key_put (k, &v, sizeof v);
+}
+
+static void
+key_u8 (struct key_stream *k, uint8_t v)
+{
+  key_put (k, &v, sizeof v);
+}
+
 void
 kist_seccomp_key (const struct kist_seccomp_profile *p, uint8_t key[KIST_SHA256_LEN])
 {
-  size_t len = 0;
-  _cleanup_free_ char *c = kist_seccomp_canonical (p, &len);
-  kist_sha256 (c, len, key);
+  struct key_stream k = { .used = 0 };
+  kist_sha256_init (&k.sha);
+  const struct scmp_version *v = seccomp_version ();
+  char head[128];
+  int n = snprintf (head, sizeof head, "kist-seccomp-key %d\nkist %s\nlibseccomp %u.%u.%u\n",
+                    CANONICAL_FORMAT, KIST_VERSION, v->major, v->minor, v->micro);
+  key_put (&k, head, n < (int) sizeof head ? (size_t) n : sizeof head - 1);
+  key_u64 (&k, p->native);
+  key_u64 (&k, p->n_arches);
+  for (size_t i = 0; i < p->n_arches; i++)
+    key_u64 (&k, p->arches[i]);
+  key_u64 (&k, p->default_action);
+  key_u64 (&k, p->flags);
+  key_u64 (&k, (uint64_t) (int64_t) (p->enosys ? p->max_nr : -1));
+  key_u64 (&k, p->n_rules);
+  for (size_t i = 0; i < p->n_rules; i++)
+    {
+      const struct kist_seccomp_rule *r = &p->rules[i];
+      key_u32 (&k, (uint32_t) r->nr);
+      key_u32 (&k, r->action);
+      key_u8 (&k, (uint8_t) r->n_args); /* at most 6 */
+      key_put (&k, r->name, strlen (r->name) + 1);
+      for (unsigned a = 0; a < r->n_args; a++)
+        {
+          key_u8 (&k, (uint8_t) r->args[a].index); /* 0..5 */
+          key_u8 (&k, (uint8_t) r->args[a].op);    /* enum scmp_compare, < 256 */
+          key_u64 (&k, r->args[a].value);
+          key_u64 (&k, r->args[a].value_two);
+        }
+    }
+  kist_sha256_update (&k.sha, k.buf, k.used);
+  kist_sha256_final (&k.sha, key);
 }

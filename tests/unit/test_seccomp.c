@@ -614,19 +614,19 @@ START_TEST (test_cache)
   size_t n = 0;
   char *why = NULL;
 
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "absent");
   free (why);
 
-  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, NULL, &err), 0);
   char name[69];
   kist_seccomp_cache_name (key, name);
   ck_assert_uint_eq (strlen (name), 68);
   ck_assert_int_eq (fstatat (cfd, name, &st, 0), 0);
   ck_assert_uint_eq (st.st_mode & 07777, 0600);
-  ck_assert_int_eq (st.st_size, 80 + 3 * 8);
+  ck_assert_int_eq (st.st_size, 80 + 3 * 8 + 32);
 
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 1);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 1);
   ck_assert_ptr_null (why);
   ck_assert_uint_eq (n, 3);
   ck_assert_mem_eq (got, prog, sizeof prog);
@@ -640,44 +640,68 @@ START_TEST (test_cache)
   ck_assert_int_eq (pread (fd, &byte, 1, 80 + 9), 1);
   byte ^= 0x40;
   ck_assert_int_eq (pwrite (fd, &byte, 1, 80 + 9), 1);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "corrupt: checksum mismatch");
   free (why);
   /* Truncated. */
   ck_assert_int_eq (ftruncate (fd, 80 + 8), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "corrupt: size does not match the instruction count");
   free (why);
   /* Garbage. */
   ck_assert_int_eq (ftruncate (fd, 0), 0);
   ck_assert_int_eq (pwrite (fd, "garbage garbage garbage", 23, 0), 23);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_ptr_nonnull (strstr (why, "corrupt"));
   free (why);
   close (fd);
 
   /* Rebuilt: the store replaces it. */
-  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &err), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 1);
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, NULL, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 1);
+  free (got);
+
+  /* The meta part: what a hit gives back without the profile. */
+  struct kist_seccomp_meta meta = { .flags = 8, .max_nr = 451, .n_gated = 3, .enosys = true,
+                                    .notify = true, .listener_path = "/run/agent.sock",
+                                    .listener_metadata = "meta", .skipped = "; skipped x" };
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, &meta, &err), 0);
+  struct kist_seccomp_meta back = { 0 };
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &back, &why), 1);
+  ck_assert_uint_eq (back.flags, 8);
+  ck_assert_int_eq (back.max_nr, 451);
+  ck_assert_uint_eq (back.n_gated, 3);
+  ck_assert (back.enosys && back.notify);
+  ck_assert_str_eq (back.listener_path, "/run/agent.sock");
+  ck_assert_str_eq (back.listener_metadata, "meta");
+  ck_assert_str_eq (back.skipped, "; skipped x");
+  kist_seccomp_meta_clear (&back);
+  free (got);
+  /* Without meta: no listener, nothing skipped. */
+  ck_assert_int_eq (kist_seccomp_cache_store (cfd, key, prog, 3, NULL, &err), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &back, &why), 1);
+  ck_assert (!back.notify && back.listener_path == NULL && back.listener_metadata == NULL);
+  ck_assert_str_eq (back.skipped, "");
+  kist_seccomp_meta_clear (&back);
   free (got);
 
   /* Another profile's entry under this name: foreign. */
   char oname[69];
   kist_seccomp_cache_name (other, oname);
   ck_assert_int_eq (linkat (cfd, name, cfd, oname, 0), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, NULL, &why), 0);
   ck_assert_str_eq (why, "foreign: the key in the file is another profile's");
   free (why);
   /* Group/other-accessible: foreign. */
   ck_assert_int_eq (fchmodat (cfd, name, 0644, 0), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, key, &got, &n, NULL, &why), 0);
   ck_assert_ptr_nonnull (strstr (why, "foreign"));
   free (why);
   ck_assert_int_eq (fchmodat (cfd, name, 0600, 0), 0);
   /* A symlink: not followed. */
   ck_assert_int_eq (unlinkat (cfd, oname, 0), 0);
   ck_assert_int_eq (symlinkat (name, cfd, oname), 0);
-  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, &why), 0);
+  ck_assert_int_eq (kist_seccomp_cache_load (cfd, other, &got, &n, NULL, &why), 0);
   ck_assert_ptr_nonnull (strstr (why, "unreadable"));
   free (why);
   close (cfd);
@@ -1004,6 +1028,114 @@ START_TEST (test_layer_inline_cache)
   ck_assert_int_eq (choose_prepare (&ctx, -1, r, &err), 0);
   ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "cache miss (no cache)"));
   kist_seccomp_free (ctx.seccomp);
+  kist_report_free (r);
+  kist_spec_free (s);
+}
+END_TEST
+
+/* A built-in profile with a bundle: chosen without parsing, parsed and
+ * compiled on the first prepare (a miss), and on the next one loaded from
+ * the entry with the same program, flags and detail, still unparsed. */
+START_TEST (test_layer_builtin_deferred)
+{
+  struct kist_error *err = NULL;
+  struct kist_report *r = kist_report_new ("t1", "create", NULL);
+  struct kist_spec *s = spec_with (NULL, "'run.kist.seccomp.profile':'default'", true);
+  struct kist_ctx ctx = ctx_for (s);
+
+  ck_assert_int_eq (kist_seccomp_choose (s, tmpfd, &ctx.seccomp, &err), 0);
+  ck_assert (ctx.seccomp->deferred);
+  ck_assert_ptr_null (ctx.seccomp->profile);
+  ck_assert_int_eq (kist_seccomp_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_msg (strstr (ctx.seccomp->detail, "profile default; ") == ctx.seccomp->detail
+                     && strstr (ctx.seccomp->detail, " BPF insns; cache miss; ENOSYS above "),
+                 "%s", ctx.seccomp->detail);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, " entries left out by includes/excludes"));
+  size_t n1 = ctx.seccomp->n_insns;
+  uint32_t flags1 = ctx.seccomp->flags;
+  struct sock_filter *first = xcalloc (n1, sizeof *first);
+  memcpy (first, ctx.seccomp->insns, n1 * sizeof *first);
+  _cleanup_free_ char *miss = xstrdup (ctx.seccomp->detail);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* The same as parsing and compiling it at once (no bundle). */
+  struct kist_seccomp *eager = NULL;
+  ck_assert_int_eq (kist_seccomp_choose (s, -1, &eager, &err), 0);
+  ck_assert (!eager->deferred);
+  ck_assert_ptr_nonnull (eager->profile);
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  ck_assert_int_eq (kist_seccomp_compile (eager->profile, &insns, &n, &err), 0);
+  ck_assert_uint_eq (n, n1);
+  ck_assert_mem_eq (insns, first, n1 * sizeof *first);
+  ck_assert_uint_eq (eager->profile->flags, flags1);
+  free (insns);
+  kist_seccomp_free (eager);
+
+  /* A hit: never parsed, the same program, flags and detail. */
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_ptr_null (ctx.seccomp->profile);
+  ck_assert_uint_eq (ctx.seccomp->n_insns, n1);
+  ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
+  ck_assert_uint_eq (ctx.seccomp->flags, flags1);
+  char *at = strstr (miss, "cache miss");
+  ck_assert_ptr_nonnull (at);
+  memmove (at + strlen ("cache hit"), at + strlen ("cache miss"),
+           strlen (at + strlen ("cache miss")) + 1);
+  memcpy (at, "cache hit", strlen ("cache hit"));
+  ck_assert_str_eq (ctx.seccomp->detail, miss);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* The gated count in the entry's meta part flipped: a miss, rebuilt. */
+  int cfd = openat (tmpfd, KIST_SECCOMP_CACHE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (cfd, 0);
+  uint8_t key[KIST_SHA256_LEN];
+  struct kist_seccomp_env env = { .bounding = s->process->capabilities->bounding };
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &env, key);
+  char name[69];
+  kist_seccomp_cache_name (key, name);
+  ck_assert_str_eq (kist_seccomp_builtin_names[0], "default");
+  int fd = openat (cfd, name, O_RDWR | O_CLOEXEC);
+  ck_assert_int_ge (fd, 0);
+  struct stat st;
+  ck_assert_int_eq (fstat (fd, &st), 0);
+  ck_assert_int_ge (st.st_size, 80 + (off_t) n1 * 8 + 32);
+  off_t gated = 80 + (off_t) n1 * 8 + 8;
+  unsigned char byte;
+  ck_assert_int_eq (pread (fd, &byte, 1, gated), 1);
+  byte ^= 0x01;
+  ck_assert_int_eq (pwrite (fd, &byte, 1, gated), 1);
+  close (fd);
+  close (cfd);
+  ck_assert_int_eq (choose_prepare (&ctx, tmpfd, r, &err), 0);
+  ck_assert_ptr_nonnull (strstr (ctx.seccomp->detail, "(entry corrupt: checksum mismatch; rebuilt)"));
+  ck_assert_uint_eq (ctx.seccomp->n_insns, n1);
+  ck_assert_mem_eq (ctx.seccomp->insns, first, n1 * sizeof *first);
+  kist_seccomp_free (ctx.seccomp);
+
+  /* What changes the parse changes the source key. */
+  uint8_t k2[KIST_SHA256_LEN];
+  char *const admin[] = { "CAP_KILL", "CAP_SYS_ADMIN", NULL };
+  char *const unknown[] = { "CAP_KILL", "CAP_NO_SUCH_THING", NULL };
+  struct kist_seccomp_env e2 = { .bounding = admin };
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &e2, k2);
+  ck_assert (memcmp (key, k2, sizeof key) != 0);
+  e2.bounding = unknown; /* the parser ignores unknown names: the same key */
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &e2, k2);
+  ck_assert_mem_eq (key, k2, sizeof key);
+  e2.kernel = "1.0";
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0], kist_seccomp_builtin_sizes[0],
+                            &e2, k2);
+  ck_assert (memcmp (key, k2, sizeof key) != 0);
+  e2.kernel = NULL;
+  kist_seccomp_builtin_key ("default", kist_seccomp_builtin_data[0],
+                            kist_seccomp_builtin_sizes[0] - 1, &e2, k2);
+  ck_assert (memcmp (key, k2, sizeof key) != 0);
+
+  free (first);
   kist_report_free (r);
   kist_spec_free (s);
 }
@@ -1573,6 +1705,7 @@ seccomp_suite (void)
   tcase_add_test (fs, test_cache);
   tcase_add_test (fs, test_layer_inline_cache);
   tcase_add_test (fs, test_layer_early_and_sources);
+  tcase_add_test (fs, test_layer_builtin_deferred);
   tcase_add_test (fs, test_choose_config_errors);
   tcase_add_test (fs, test_notify);
   suite_add_tcase (s, fs);
