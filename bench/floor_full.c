@@ -531,8 +531,8 @@ child (const struct child_args *a)
   _exit (e == ENOENT ? 127 : 126);
 }
 
-/* kist's cache entry: 80-byte header (magic, version, n_insns, key, sum),
- * then the program. */
+/* kist's cache entry (format 2): 80-byte header (magic, version, n_insns,
+ * key, checksum), the program, then kist's meta part (not needed here). */
 static struct sock_fprog *
 read_seccomp (const char *path)
 {
@@ -551,7 +551,7 @@ read_seccomp (const char *path)
     }
   uint32_t n;
   memcpy (&n, buf + 12, sizeof n);
-  if (size != 80 + (size_t) n * sizeof (struct sock_filter))
+  if (n == 0 || size < 80 + (size_t) n * sizeof (struct sock_filter) + 32)
     {
       errno = EINVAL;
       die ("size does not match the instruction count:", path);
