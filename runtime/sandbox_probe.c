@@ -47,16 +47,10 @@
 #include "ns.h"
 #include "report.h"
 #include "sandbox_probe.h"
+#include "landlock.h"
 #include "seccomp.h"
 #include "spec.h"
 #include "util.h"
-
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
 
 /* --------------------------------------------------- the probe child */
 
@@ -216,8 +210,8 @@ static const char *const ns_layer[KIST_NS_COUNT] = {
 static bool
 landlock_abi (int *abi)
 {
-  long v = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  *abi = v < 0 ? errno : (int) v;
+  int v = kist_landlock_abi (); /* the landlock layer's own question */
+  *abi = v < 0 ? -v : v;
   return v >= 0;
 }
 
@@ -774,12 +768,10 @@ probe_landlock (struct kist_probe *p)
 {
   int abi;
   bool have = landlock_abi (&abi);
-  bool requested = kist_layer_known ("landlock");
   if (have)
-    kist_probe_add (p, "landlock", requested, true, NULL, "Landlock ABI %d%s", abi,
-                    requested ? "" : " (this kist does not apply Landlock)");
+    kist_probe_add (p, "landlock", true, true, NULL, "Landlock ABI %d", abi);
   else
-    kist_probe_add (p, "landlock", requested, false,
+    kist_probe_add (p, "landlock", true, false,
                     abi == EOPNOTSUPP ? "enable the Landlock LSM at boot (lsm=...,landlock)"
                                       : "a kernel with Landlock (Linux >= 5.13, CONFIG_SECURITY_LANDLOCK)",
                     "landlock_create_ruleset(LANDLOCK_CREATE_RULESET_VERSION): %s%s",
