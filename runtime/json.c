@@ -172,34 +172,45 @@ kist_jgen_kstrv (struct kist_jgen *j, const char *key, const char *const *v)
 
 /* One pass over the raw bytes: NUL bytes, the \u0000 escape, nesting depth.
  * Runs before yajl; on a malformed document what it reports is still true,
- * and yajl reports anything else. */
+ * and yajl reports anything else.  json[len] must be '\0' (the caller's
+ * copy): strcspn jumps over the bytes that cannot matter (it stops at a NUL
+ * as well, so none is passed over), which is most of a document. */
 static int
 prescan (const char *json, size_t len, const char *doc, struct kist_error **err)
 {
   size_t depth = 0;
-  bool in_str = false;
-  for (size_t i = 0; i < len; i++)
+  size_t i = 0;
+  while (i < len && (i += strcspn (json + i, "\"/[]{}")) < len)
     {
       char c = json[i];
       if (c == '\0')
         return kist_error_make (err, 0, "%smalformed JSON: NUL byte at offset %zu", doc, i);
-      if (in_str)
-        {
-          if (c == '\\' && i + 1 < len)
-            {
-              if (json[i + 1] == 'u' && i + 5 < len && memcmp (json + i + 2, "0000", 4) == 0)
-                return kist_error_make (err, 0,
-                                        "%smalformed JSON: a string contains the escape \\u0000 "
-                                        "at offset %zu (a NUL cannot be passed to the kernel)",
-                                        doc, i);
-              i++;
-            }
-          else if (c == '"')
-            in_str = false;
-          continue;
-        }
       if (c == '"')
-        in_str = true;
+        {
+          /* A string: only '"', '\\' and NUL matter. */
+          for (i++; (i += strcspn (json + i, "\"\\")) < len;)
+            {
+              if (json[i] == '\0')
+                return kist_error_make (err, 0, "%smalformed JSON: NUL byte at offset %zu", doc,
+                                        i);
+              if (json[i] == '"')
+                break;
+              if (i + 1 < len)
+                {
+                  if (json[i + 1] == 'u' && i + 5 < len && memcmp (json + i + 2, "0000", 4) == 0)
+                    return kist_error_make (err, 0,
+                                            "%smalformed JSON: a string contains the escape "
+                                            "\\u0000 at offset %zu (a NUL cannot be passed to "
+                                            "the kernel)",
+                                            doc, i);
+                  i += 2; /* the escaped byte, whatever it is */
+                }
+              else
+                i++;
+            }
+          if (i >= len)
+            break;
+        }
       else if (c == '/' && i + 1 < len && json[i + 1] == '/')
         {
           while (i < len && json[i] != '\n')
@@ -219,6 +230,7 @@ prescan (const char *json, size_t len, const char *doc, struct kist_error **err)
         }
       else if ((c == ']' || c == '}') && depth > 0)
         depth--;
+      i++;
     }
   return 0;
 }

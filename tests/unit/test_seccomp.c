@@ -550,6 +550,96 @@ START_TEST (test_canonical_stable)
 }
 END_TEST
 
+/* The key changes with any one field of the resolved profile: every
+ * variant below differs from the base in one place, and all keys differ
+ * pairwise.  Among them: one name moved across entries with different
+ * actions (the key writes an action once per run of equal ones), the
+ * errno of one entry, an argument's index, operator, value and valueTwo. */
+START_TEST (test_key_flips)
+{
+  const char *v[] = {
+    /* 0: base */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 1: write moved to the ERRNO entry */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['write','getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 2: errnoRet 38 -> 39 */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':39},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 3: arg index 0 -> 1 */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':1,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 4: op EQ -> NE */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_NE'}]}]}",
+    /* 5: value 8 -> 9 */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':9,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 6: valueTwo 0 -> 1 */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':1,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 7: read -> pread64 */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['pread64','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 8: defaultAction ERRNO -> KILL_PROCESS */
+    "{'defaultAction':'SCMP_ACT_KILL_PROCESS','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_ALLOW','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+    /* 9: the last entry's action ALLOW -> LOG */
+    "{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86_64'],'syscalls':["
+    "{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+    "{'names':['getpid'],'action':'SCMP_ACT_ERRNO','errnoRet':38},"
+    "{'names':['personality'],'action':'SCMP_ACT_LOG','args':[{'index':0,'value':8,"
+    "'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}",
+  };
+  enum { N = sizeof v / sizeof v[0] };
+  uint8_t k[N][KIST_SHA256_LEN];
+  for (size_t i = 0; i < N; i++)
+    {
+      struct kist_seccomp_profile *p = parse_ok (v[i]);
+      kist_seccomp_key (p, k[i]);
+      kist_seccomp_profile_free (p);
+    }
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = i + 1; j < N; j++)
+      ck_assert_msg (memcmp (k[i], k[j], KIST_SHA256_LEN) != 0, "variants %zu and %zu share a key",
+                     i, j);
+  /* And the base again gives its key. */
+  struct kist_seccomp_profile *p = parse_ok (v[0]);
+  uint8_t again[KIST_SHA256_LEN];
+  kist_seccomp_key (p, again);
+  kist_seccomp_profile_free (p);
+  ck_assert_mem_eq (again, k[0], KIST_SHA256_LEN);
+}
+END_TEST
+
 /* ---- temp dirs ---- */
 
 static char tmpdir[PATH_MAX];
@@ -1688,6 +1778,7 @@ seccomp_suite (void)
   tcase_add_test (tc, test_parse_flags_notify);
   tcase_add_test (tc, test_parse_10k);
   tcase_add_test (tc, test_canonical_stable);
+  tcase_add_test (tc, test_key_flips);
   tcase_add_test (tc, test_compile_and_deny);
   tcase_add_test (tc, test_kill_action);
   tcase_add_test (tc, test_simulate);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "resources.h"
+#include "spec_json.h"
 #include "spec.h"
 #include "util.h"
 #include "unit.h"
@@ -1099,12 +1100,35 @@ START_TEST (test_ns_helpers)
 }
 END_TEST
 
+/* spec_jp_index formats the index by hand (no sprintf): check the digits
+ * and that pop restores the path. */
+START_TEST (test_jp_index)
+{
+  struct jpath p = { .doc = "" };
+  spec_jp_key (&p, "a");
+  size_t m = spec_jp_index (&p, 0);
+  ck_assert_str_eq (p.buf, "a[0]");
+  spec_jp_index (&p, 9);
+  spec_jp_index (&p, 10);
+  spec_jp_index (&p, 1234567);
+  ck_assert_str_eq (p.buf, "a[0][9][10][1234567]");
+  spec_jp_pop (&p, m);
+  spec_jp_index (&p, (size_t) -1);
+  char want[64];
+  snprintf (want, sizeof want, "a[%zu]", (size_t) -1);
+  ck_assert_str_eq (p.buf, want);
+  ck_assert_uint_eq (p.len, strlen (want));
+  free (p.buf);
+}
+END_TEST
+
 static Suite *
 spec_suite (void)
 {
   Suite *s = suite_create ("spec");
   TCase *tc = tcase_create ("parse");
   tcase_add_test (tc, test_full_config);
+  tcase_add_test (tc, test_jp_index);
   tcase_add_test (tc, test_minimal_config);
   tcase_add_test (tc, test_nulls_and_defaults);
   tcase_add_test (tc, test_malformed);

@@ -351,6 +351,49 @@ START_TEST (test_json_depth)
   ck_assert_str_eq (err->msg, "t: malformed JSON: the document is empty");
   kist_error_freep (&err);
 
+  /* The prescan's offsets (it skips with strcspn): a NUL in a string and
+   * outside one, the \u0000 escape after other escapes, brackets inside
+   * strings and comments do not count towards the depth, an escaped quote
+   * does not end a string. */
+  ck_assert_int_lt (kist_json_parse ("{\"ab\0c\":1}", 10, "t: ", &v, &err), 0);
+  ck_assert_str_eq (err->msg, "t: malformed JSON: NUL byte at offset 4");
+  kist_error_freep (&err);
+  ck_assert_int_lt (kist_json_parse ("[1,\0]", 5, "t: ", &v, &err), 0);
+  ck_assert_str_eq (err->msg, "t: malformed JSON: NUL byte at offset 3");
+  kist_error_freep (&err);
+  ck_assert_int_lt (kist_json_parse ("[\"\\\"\\n\\u0000\"]", 14, "t: ", &v, &err), 0);
+  ck_assert_msg (strstr (err->msg, "\\u0000 at offset 6") != NULL, "%s", err->msg);
+  kist_error_freep (&err);
+  {
+    /* 70 '[' inside a string, 70 in a block comment, 70 in a line comment:
+     * depth 1. */
+    char b[400];
+    size_t n = 0;
+    b[n++] = '[';
+    b[n++] = '"';
+    b[n++] = '\\';
+    b[n++] = '"';
+    for (int k = 0; k < 70; k++)
+      b[n++] = '[';
+    b[n++] = '"';
+    memcpy (b + n, "/*", 2), n += 2;
+    for (int k = 0; k < 70; k++)
+      b[n++] = '{';
+    memcpy (b + n, "*/", 2), n += 2;
+    memcpy (b + n, "//", 2), n += 2;
+    for (int k = 0; k < 70; k++)
+      b[n++] = '[';
+    b[n++] = '\n';
+    b[n++] = ']';
+    ck_assert_int_eq (kist_json_parse (b, n, "t: ", &v, &err), 0);
+    ck_assert (YAJL_IS_ARRAY (v) && v->u.array.len == 1 && YAJL_IS_STRING (v->u.array.values[0]));
+    const char *str = v->u.array.values[0]->u.string;
+    ck_assert_ptr_nonnull (str);
+    ck_assert_uint_eq (strlen (str), 71);
+    yajl_tree_free (v);
+    v = NULL;
+  }
+
   /* state.json on disk, through kist_state_read. */
   char dir[] = "/tmp/kist-test-util.XXXXXX";
   ck_assert_ptr_nonnull (mkdtemp (dir));
