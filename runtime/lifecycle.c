@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <yajl/yajl_parse.h>
 
 #include "cgroup.h"
 #include "container.h"
@@ -675,28 +676,236 @@ kist_container_report_json (int rootfd, const char *id, char **json, size_t *len
   return kist_read_file_at (dirfd, "report.json", 16u << 20, json, len, err);
 }
 
+/* The degraded list from the stored report, read by one streaming pass of
+ * yajl (no tree, no report model: `kist state` needs three fields of each
+ * "layers" entry).  It answers as kist_report_from_json would: a document
+ * that function refuses (malformed JSON, a NUL byte or \u0000 in a string,
+ * nesting deeper than KIST_JSON_MAX_DEPTH, no top-level object, id or
+ * operation not a string, layers not an array) gives no list; of a key given
+ * twice the last counts; null counts as absent. */
+enum dg_key
+{
+  DG_OTHER,
+  DG_ID,
+  DG_OPERATION,
+  DG_LAYERS,
+  DG_LAYER,
+  DG_REQUESTED,
+  DG_APPLIED,
+};
+
+enum dg_kind
+{
+  DG_STR,
+  DG_TRUE,
+  DG_SCALAR, /* false, null, a number */
+  DG_MAP,
+  DG_ARRAY,
+};
+
+struct dg_parse
+{
+  unsigned depth;
+  enum dg_key key1, key3; /* the last key at depth 1 (the report), 3 (an entry) */
+  bool id_ok, op_ok, layers_ok, layers_open, in_entry, bad;
+  char *name;
+  bool requested, applied;
+  yajl_gen out;
+  size_t n_out;
+};
+
+static void
+dg_value (struct dg_parse *p, enum dg_kind k, const unsigned char *s, size_t len)
+{
+  if (p->depth == 0 && k != DG_MAP)
+    p->bad = true;
+  else if (p->depth == 1)
+    switch (p->key1)
+      {
+      case DG_ID:
+        p->id_ok = k == DG_STR;
+        break;
+      case DG_OPERATION:
+        p->op_ok = k == DG_STR;
+        break;
+      case DG_LAYERS:
+        /* The last "layers" counts: what an earlier one gave is dropped. */
+        if (p->out)
+          yajl_gen_free (p->out);
+        p->out = kist_json_gen_new (false, false);
+        yajl_gen_array_open (p->out);
+        p->n_out = 0;
+        p->layers_ok = k == DG_ARRAY;
+        break;
+      default:
+        break;
+      }
+  else if (p->depth == 3 && p->in_entry)
+    switch (p->key3)
+      {
+      case DG_LAYER:
+        free (p->name);
+        p->name = k == DG_STR ? xasprintf ("%.*s", (int) len, (const char *) s) : NULL;
+        break;
+      case DG_REQUESTED:
+        p->requested = k == DG_STR || k == DG_TRUE;
+        break;
+      case DG_APPLIED:
+        p->applied = k == DG_TRUE;
+        break;
+      default:
+        break;
+      }
+}
+
+static int
+dg_null (void *ctx)
+{
+  dg_value (ctx, DG_SCALAR, NULL, 0);
+  return 1;
+}
+
+static int
+dg_bool (void *ctx, int b)
+{
+  dg_value (ctx, b ? DG_TRUE : DG_SCALAR, NULL, 0);
+  return 1;
+}
+
+static int
+dg_number (void *ctx, const char *s, size_t len)
+{
+  (void) s, (void) len;
+  dg_value (ctx, DG_SCALAR, NULL, 0);
+  return 1;
+}
+
+static int
+dg_string (void *ctx, const unsigned char *s, size_t len)
+{
+  struct dg_parse *p = ctx;
+  if (memchr (s, '\0', len) != NULL)
+    return p->bad = true, 0;
+  dg_value (p, DG_STR, s, len);
+  return 1;
+}
+
+static int
+dg_map_key (void *ctx, const unsigned char *s, size_t len)
+{
+  struct dg_parse *p = ctx;
+  if (memchr (s, '\0', len) != NULL)
+    return p->bad = true, 0;
+#define DG_IS(word) (len == strlen (word) && memcmp (s, word, len) == 0)
+  if (p->depth == 1)
+    p->key1 = DG_IS ("id")          ? DG_ID
+              : DG_IS ("operation") ? DG_OPERATION
+              : DG_IS ("layers")    ? DG_LAYERS
+                                    : DG_OTHER;
+  else if (p->depth == 3)
+    p->key3 = DG_IS ("layer")       ? DG_LAYER
+              : DG_IS ("requested") ? DG_REQUESTED
+              : DG_IS ("applied")   ? DG_APPLIED
+                                    : DG_OTHER;
+#undef DG_IS
+  return 1;
+}
+
+static int
+dg_open (struct dg_parse *p, enum dg_kind k)
+{
+  dg_value (p, k, NULL, 0);
+  if (p->bad || ++p->depth > KIST_JSON_MAX_DEPTH)
+    return p->bad = true, 0;
+  if (k == DG_ARRAY && p->depth == 2 && p->key1 == DG_LAYERS)
+    p->layers_open = true;
+  else if (k == DG_MAP && p->depth == 3 && p->layers_open)
+    {
+      p->in_entry = true;
+      free (p->name);
+      p->name = NULL;
+      p->requested = p->applied = false;
+      p->key3 = DG_OTHER;
+    }
+  return 1;
+}
+
+static int
+dg_start_map (void *ctx)
+{
+  return dg_open (ctx, DG_MAP);
+}
+
+static int
+dg_start_array (void *ctx)
+{
+  return dg_open (ctx, DG_ARRAY);
+}
+
+static int
+dg_end_map (void *ctx)
+{
+  struct dg_parse *p = ctx;
+  if (p->depth == 3 && p->in_entry)
+    {
+      if (p->name && p->requested && !p->applied)
+        {
+          kist_json_gen_str_lossy (p->out, p->name);
+          p->n_out++;
+        }
+      p->in_entry = false;
+    }
+  p->depth--;
+  return 1;
+}
+
+static int
+dg_end_array (void *ctx)
+{
+  struct dg_parse *p = ctx;
+  if (p->depth == 2 && p->layers_open)
+    p->layers_open = false;
+  p->depth--;
+  return 1;
+}
+
+static const yajl_callbacks dg_callbacks = {
+  .yajl_null = dg_null,
+  .yajl_boolean = dg_bool,
+  .yajl_number = dg_number,
+  .yajl_string = dg_string,
+  .yajl_start_map = dg_start_map,
+  .yajl_map_key = dg_map_key,
+  .yajl_end_map = dg_end_map,
+  .yajl_start_array = dg_start_array,
+  .yajl_end_array = dg_end_array,
+};
+
 char *
 kist_container_degraded_json (int rootfd, const char *id)
 {
   _cleanup_free_ char *path = xasprintf ("%s/report.json", id), *text = NULL;
   size_t len = 0;
   _cleanup_error_ struct kist_error *e = NULL;
-  if (kist_read_file_at (rootfd, path, 16u << 20, &text, &len, &e) < 0)
+  if (kist_read_file_at (rootfd, path, 16u << 20, &text, &len, &e) < 0 || len == 0
+      || memchr (text, '\0', len) != NULL)
     return NULL;
-  _cleanup_report_ struct kist_report *r = kist_report_from_json (text, len, &e);
-  if (r == NULL)
-    return NULL;
-  _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (false, false);
-  size_t n = 0;
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < r->n_layers; i++)
-    if (r->layers[i].requested && !r->layers[i].applied)
-      {
-        kist_json_gen_str_lossy (g, r->layers[i].name);
-        n++;
-      }
-  yajl_gen_array_close (g);
-  return n ? kist_json_gen_take (g) : NULL;
+  struct dg_parse p = { .bad = false };
+  yajl_handle h = yajl_alloc (&dg_callbacks, NULL, &p);
+  yajl_config (h, yajl_allow_comments, 1); /* as yajl_tree_parse */
+  bool ok = yajl_parse (h, (const unsigned char *) text, len) == yajl_status_ok
+            && yajl_complete_parse (h) == yajl_status_ok;
+  yajl_free (h);
+  free (p.name);
+  char *res = NULL;
+  if (ok && !p.bad && p.id_ok && p.op_ok && p.layers_ok && p.n_out > 0)
+    {
+      yajl_gen_array_close (p.out);
+      res = kist_json_gen_take (p.out);
+    }
+  if (p.out)
+    yajl_gen_free (p.out);
+  return res;
 }
 
 char *

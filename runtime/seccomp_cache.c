@@ -166,11 +166,18 @@ kist_seccomp_builtin_key (const char *name, const void *json, size_t len,
 int
 kist_seccomp_cache_open (int state_rootfd, struct kist_error **err)
 {
-  if (mkdirat (state_rootfd, KIST_SECCOMP_CACHE_DIR, 0700) < 0 && errno != EEXIST)
-    return kist_error_make (err, errno, "seccomp cache: create `%s` in the state root",
-                            KIST_SECCOMP_CACHE_DIR);
+  /* Open first: the dir exists on every run but the first (a mkdir would
+   * fail with EEXIST each time). */
   _cleanup_close_ int fd = openat (state_rootfd, KIST_SECCOMP_CACHE_DIR,
                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      if (mkdirat (state_rootfd, KIST_SECCOMP_CACHE_DIR, 0700) < 0 && errno != EEXIST)
+        return kist_error_make (err, errno, "seccomp cache: create `%s` in the state root",
+                                KIST_SECCOMP_CACHE_DIR);
+      fd = openat (state_rootfd, KIST_SECCOMP_CACHE_DIR,
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
   if (fd < 0)
     return kist_error_make (err, errno, "seccomp cache: open `%s` in the state root (it must be a "
                             "directory, not a symlink)", KIST_SECCOMP_CACHE_DIR);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -118,8 +119,44 @@ gen_net_devices (yajl_gen g, const struct kist_state *s, struct kist_error **err
   return 0;
 }
 
-int
-kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err)
+/* The record this process last wrote, and the state dir it went to: a
+ * write of the same text to the same dir is skipped when state.json still
+ * holds it (read back: another kist may have replaced it since).  The
+ * create rewrites the intent record after each step, and some steps change
+ * nothing in it (the scope record when the scope is where the intent said). */
+static struct
+{
+  dev_t dev;
+  ino_t ino;
+  char *json;
+} last_write;
+
+static bool
+unchanged (int dirfd, const struct stat *dst, const char *json, size_t n)
+{
+  if (last_write.json == NULL || dst->st_dev != last_write.dev || dst->st_ino != last_write.ino
+      || strcmp (last_write.json, json) != 0)
+    return false;
+  _cleanup_free_ char *cur = NULL;
+  size_t len = 0;
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (kist_read_file_at (dirfd, KIST_STATE_FILE, n + 1, &cur, &len, &e) < 0)
+    return false;
+  return len == n && memcmp (cur, json, n) == 0;
+}
+
+static void
+remember (const struct stat *dst, char **json)
+{
+  free (last_write.json);
+  last_write.dev = dst->st_dev;
+  last_write.ino = dst->st_ino;
+  last_write.json = *json;
+  *json = NULL;
+}
+
+static int
+state_write (int dirfd, const struct kist_state *s, bool fresh, struct kist_error **err)
 {
   _cleanup_yajl_gen_ yajl_gen g = kist_json_gen_new (true, true);
 
@@ -163,8 +200,24 @@ kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err
     json = xrealloc (json, n + 2);
     json[n] = '\n';
     json[n + 1] = '\0';
-    if (kist_write_file_atomic (dirfd, KIST_STATE_FILE, json, n + 1, 0600, err) < 0)
-      goto fail;
+    struct stat dst;
+    bool have_dst = fstat (dirfd, &dst) == 0;
+    if (have_dst && !fresh && unchanged (dirfd, &dst, json, n + 1))
+      return 0;
+    if ((fresh ? kist_write_file_new (dirfd, KIST_STATE_FILE, json, n + 1, 0600, err)
+               : kist_write_file_atomic (dirfd, KIST_STATE_FILE, json, n + 1, 0600, err))
+        < 0)
+      {
+        if (have_dst && last_write.json && dst.st_dev == last_write.dev
+            && dst.st_ino == last_write.ino)
+          {
+            free (last_write.json);
+            last_write.json = NULL;
+          }
+        goto fail;
+      }
+    if (have_dst)
+      remember (&dst, &json);
   }
   return 0;
 
@@ -178,6 +231,18 @@ fail:
                                    "there or use another --root)"
                                  : "");
   }
+}
+
+int
+kist_state_write (int dirfd, const struct kist_state *s, struct kist_error **err)
+{
+  return state_write (dirfd, s, false, err);
+}
+
+int
+state_write_new (int dirfd, const struct kist_state *s, struct kist_error **err)
+{
+  return state_write (dirfd, s, true, err);
 }
 
 void

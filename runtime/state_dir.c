@@ -254,7 +254,7 @@ kist_state_create_with (int rootfd, const char *id, const struct kist_state *ini
   _cleanup_close_ int fd = open_new_dir (rootfd, tmp, tmp, err);
   if (fd < 0)
     return fd;
-  if (lock_dir (fd, id, err) < 0 || (initial && kist_state_write (fd, initial, err) < 0))
+  if (lock_dir (fd, id, err) < 0 || (initial && state_write_new (fd, initial, err) < 0))
     {
       _cleanup_error_ struct kist_error *rerr = NULL;
       if (remove_state_dir (rootfd, tmp, tmp, &rerr) < 0)

@@ -29,4 +29,11 @@ const char *state_dir_name (const char *id, char buf[static 2 * KIST_SHA256_LEN 
 /* Is name such a hashed state dir name? */
 bool state_is_hashed_name (const char *name);
 
+/* kist_state_write for a private temporary state dir no reader looks into
+ * yet: state.json is created and written in place (no temp file, no
+ * rename).  A kist killed in the middle leaves the locked temporary dir,
+ * which `kist gc` removes once the lock is gone. */
+struct kist_state;
+int state_write_new (int dirfd, const struct kist_state *s, struct kist_error **err);
+
 #endif

@@ -247,6 +247,17 @@ kist_write_file_at (int dirfd, const char *path, const void *data, size_t len,
   return 0;
 }
 
+/* The replacement is atomic for readers (they open the old file or the new
+ * one, never a torn or half-written one) but not durable: no fsync.  What
+ * kist replaces this way is runtime state (the state root is normally on
+ * /run, a tmpfs that does not survive a reboot) or a report, so power-loss
+ * durability is no goal.  An existing target is therefore swapped with
+ * renameat2 (RENAME_EXCHANGE) and the old file (now under the temporary
+ * name) unlinked: rename over an existing file makes ext4 (auto_da_alloc)
+ * push the new file's data to disk first, 0.6-1.1 ms per rename on this
+ * kind of machine, against ~0.02 ms for the exchange and the unlink.  A
+ * missing target (ENOENT) or a file system or kernel without the exchange
+ * (EINVAL, ENOSYS) falls back to a plain rename. */
 int
 kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                         struct kist_error **err)
@@ -264,11 +275,49 @@ kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t le
       unlinkat (dirfd, tmp, 0);
       return kist_error_make (err, -r, "write `%s`", tmp);
     }
+  if (renameat2 (dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0)
+    {
+      /* tmp now names the old file.  A kist killed before this unlink
+       * leaves it in the directory, where delete and gc remove it with the
+       * rest of the state dir. */
+      if (unlinkat (dirfd, tmp, 0) == 0 || errno != EISDIR)
+        return 0;
+      /* name was a directory, which a rename would not have replaced: swap
+       * it back and fail as that rename does. */
+      renameat2 (dirfd, tmp, dirfd, name, RENAME_EXCHANGE);
+      unlinkat (dirfd, tmp, 0);
+      return kist_error_make (err, EISDIR, "rename `%s` to `%s`", tmp, name);
+    }
+  if (errno != EINVAL && errno != ENOENT && errno != ENOSYS)
+    {
+      int e = errno;
+      unlinkat (dirfd, tmp, 0);
+      return kist_error_make (err, e, "exchange `%s` with `%s`", tmp, name);
+    }
   if (renameat (dirfd, tmp, dirfd, name) < 0)
     {
       int e = errno;
       unlinkat (dirfd, tmp, 0);
       return kist_error_make (err, e, "rename `%s` to `%s`", tmp, name);
+    }
+  return 0;
+}
+
+int
+kist_write_file_new (int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                     struct kist_error **err)
+{
+  _cleanup_close_ int fd
+      = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return kist_error_make (err, errno, "create `%s`", name);
+  int r = kist_write_all (fd, data, len);
+  if (r == 0 && fchmod (fd, mode) < 0)
+    r = -errno;
+  if (r < 0)
+    {
+      unlinkat (dirfd, name, 0);
+      return kist_error_make (err, -r, "write `%s`", name);
     }
   return 0;
 }

@@ -67,9 +67,17 @@ int kist_read_fd (int fd, size_t max, char **out, size_t *len, struct kist_error
 int kist_write_file_at (int dirfd, const char *path, const void *data, size_t len,
                         struct kist_error **err);
 
-/* Atomically replace dirfd/name: write a temp file in dirfd, fsync-free, rename. */
+/* Atomically replace dirfd/name: write a temp file in dirfd, fsync-free,
+ * exchange it with an existing name (RENAME_EXCHANGE, then unlink the old)
+ * or rename it into place (see util.c for why). */
 int kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t len,
                             mode_t mode, struct kist_error **err);
+
+/* Create dirfd/name (O_EXCL, mode) and write data to it in place, no temp
+ * file: only for a directory no reader looks into yet (a private temporary
+ * state dir).  A failed write removes the file. */
+int kist_write_file_new (int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                         struct kist_error **err);
 
 /* The same for a path (relative to the cwd): its directory is opened and
  * the file replaced there.  A path that names a directory (ending in `/`,

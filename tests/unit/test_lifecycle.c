@@ -3,11 +3,17 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "json.h"
 #include "lifecycle.h"
+#include "report.h"
+#include "util.h"
 #include "unit.h"
 
 /* The refusal of op in st, or NULL when allowed. */
@@ -99,6 +105,110 @@ START_TEST (test_table_messages)
 }
 END_TEST
 
+/* The degraded list as the report model gives it (what
+ * kist_container_degraded_json answered before its streaming pass). */
+static char *
+degraded_by_model (const char *text)
+{
+  struct kist_error *e = NULL;
+  struct kist_report *r = kist_report_from_json (text, strlen (text), &e);
+  kist_error_free (e);
+  if (r == NULL)
+    return NULL;
+  yajl_gen g = kist_json_gen_new (false, false);
+  size_t n = 0;
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < r->n_layers; i++)
+    if (r->layers[i].requested && !r->layers[i].applied)
+      {
+        kist_json_gen_str_lossy (g, r->layers[i].name);
+        n++;
+      }
+  yajl_gen_array_close (g);
+  char *out = n ? kist_json_gen_take (g) : NULL;
+  yajl_gen_free (g);
+  kist_report_free (r);
+  return out;
+}
+
+START_TEST (test_degraded_json)
+{
+  static const struct
+  {
+    const char *text, *want;
+  } cases[] = {
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"seccomp\", "
+      "\"requested\": true, \"applied\": false, \"detail\": {\"layer\": \"x\"}}, "
+      "{\"layer\": \"caps\", \"requested\": \"all\", \"applied\": true}, "
+      "{\"layer\": \"rlimits\", \"requested\": \"nofile\", \"applied\": false}, "
+      "{\"layer\": \"hostname\", \"requested\": false, \"applied\": false}], "
+      "\"timing\": {\"startupUsec\": 99999999999999999999999}}",
+      "[\"seccomp\",\"rlimits\"]" },
+    /* nothing degraded */
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"caps\", "
+      "\"requested\": true, \"applied\": true}]}",
+      NULL },
+    /* the last key counts; null is absent; a non-string name or requested */
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"a\"}], \"layers\": "
+      "[{\"layer\": \"b\", \"requested\": true, \"applied\": true, \"applied\": false}, "
+      "{\"layer\": \"c\", \"layer\": null, \"requested\": true}, "
+      "{\"layer\": [\"d\"], \"requested\": true}, {\"layer\": \"e\", \"requested\": 1}, "
+      "{\"layer\": \"f\", \"requested\": {}, \"applied\": null}, 7, [\"g\"], "
+      "{\"layer\": \"h\", \"requested\": \"\", \"x\": [{\"requested\": false}]}]}",
+      "[\"b\",\"h\"]" },
+    /* comments, as yajl_tree_parse allows them */
+    { "/* c */ {\"id\": \"c\", \"operation\": \"run\", // x\n \"layers\": [{\"layer\": "
+      "\"net\", \"requested\": true}]}",
+      "[\"net\"]" },
+    /* refused documents give no list */
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"a\\u0000\", "
+      "\"requested\": true}]}",
+      NULL },
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"a\", \"requested\": "
+      "true}]} x",
+      NULL },
+    { "{\"id\": 1, \"operation\": \"run\", \"layers\": [{\"layer\": \"a\", \"requested\": true}]}",
+      NULL },
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"a\", \"requested\": "
+      "true}], \"layers\": {}}",
+      NULL },
+    { "[{\"id\": \"c\"}]", NULL },
+    { "{\"id\": \"c\", \"operation\": \"run\", \"layers\": [{\"layer\": \"a\", \"requested\": "
+      "true,}]}",
+      NULL },
+  };
+  char dir[] = "/tmp/kist-unit-degraded.XXXXXX";
+  ck_assert_ptr_nonnull (mkdtemp (dir));
+  int rootfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (rootfd, 0);
+  ck_assert_int_eq (mkdirat (rootfd, "c", 0700), 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      int fd = openat (rootfd, "c/report.json", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      ck_assert_int_ge (fd, 0);
+      ck_assert_int_eq (write (fd, cases[i].text, strlen (cases[i].text)),
+                        (ssize_t) strlen (cases[i].text));
+      close (fd);
+      char *got = kist_container_degraded_json (rootfd, "c");
+      char *model = degraded_by_model (cases[i].text);
+      if (cases[i].want == NULL)
+        ck_assert_msg (got == NULL, "case %zu: %s", i, got);
+      else
+        ck_assert_msg (got && strcmp (got, cases[i].want) == 0, "case %zu: %s", i,
+                       got ? got : "(null)");
+      ck_assert_msg ((got == NULL) == (model == NULL) && (got == NULL || strcmp (got, model) == 0),
+                     "case %zu: the streaming pass says %s, the report model %s", i,
+                     got ? got : "(null)", model ? model : "(null)");
+      free (got);
+      free (model);
+    }
+  unlinkat (rootfd, "c/report.json", 0);
+  unlinkat (rootfd, "c", AT_REMOVEDIR);
+  close (rootfd);
+  rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_signal)
 {
   struct kist_error *e = NULL;
@@ -127,6 +237,7 @@ main (void)
   tcase_add_test (tc, test_table_allowed);
   tcase_add_test (tc, test_table_messages);
   tcase_add_test (tc, test_signal);
+  tcase_add_test (tc, test_degraded_json);
   suite_add_tcase (s, tc);
   return kist_unit_run (s);
 }

@@ -252,6 +252,27 @@ START_TEST (test_write_atomic)
   ck_assert_int_eq (fstatat (tmpfd, "target", &st1, 0), 0);
   ck_assert_int_eq (st1.st_size, 5);
 
+  /* A directory at the name is not replaced (as rename refuses it): the
+   * exchange is undone, the directory stays, no temp file is left. */
+  ck_assert_int_eq (mkdirat (tmpfd, "adir", 0700), 0);
+  ck_assert_int_lt (kist_write_file_atomic (tmpfd, "adir", "x", 1, 0600, &err), 0);
+  ck_assert_int_eq (err->errnum, EISDIR);
+  kist_error_free (err);
+  err = NULL;
+  ck_assert_int_eq (fstatat (tmpfd, "adir", &st1, AT_SYMLINK_NOFOLLOW), 0);
+  ck_assert (S_ISDIR (st1.st_mode));
+  ck_assert_int_eq (unlinkat (tmpfd, "adir", AT_REMOVEDIR), 0);
+
+  /* kist_write_file_new: created in place, refused over an existing file. */
+  ck_assert_int_eq (kist_write_file_new (tmpfd, "fresh", "abc", 3, 0600, &err), 0);
+  ck_assert_int_eq (kist_read_file_at (tmpfd, "fresh", 100, &out, NULL, &err), 0);
+  ck_assert_str_eq (out, "abc");
+  free (out);
+  ck_assert_int_lt (kist_write_file_new (tmpfd, "fresh", "def", 3, 0600, &err), 0);
+  ck_assert_int_eq (err->errnum, EEXIST);
+  kist_error_free (err);
+  err = NULL;
+
   /* No temp files left. */
   int n = 0;
   int dfd = openat (tmpfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
