@@ -256,7 +256,8 @@ apply_sets (const uint64_t want[SET_COUNT], int last, char **why)
       *why = xasprintf ("capget: %s", strerror (-ret));
       return ret;
     }
-  ret = raw_capset (prm, prm, inh);
+  /* (No capset when effective is permitted already: root's usual case.) */
+  ret = eff == prm ? 0 : raw_capset (prm, prm, inh);
   if (ret < 0)
     {
       *why = xasprintf ("capset (raise effective to permitted 0x%016" PRIx64 "): %s", prm,
