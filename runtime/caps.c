@@ -256,7 +256,8 @@ apply_sets (const uint64_t want[SET_COUNT], int last, char **why)
       *why = xasprintf ("capget: %s", strerror (-ret));
       return ret;
     }
-  ret = raw_capset (prm, prm, inh);
+  /* (No capset when effective is permitted already: root's usual case.) */
+  ret = eff == prm ? 0 : raw_capset (prm, prm, inh);
   if (ret < 0)
     {
       *why = xasprintf ("capset (raise effective to permitted 0x%016" PRIx64 "): %s", prm,
@@ -264,14 +265,19 @@ apply_sets (const uint64_t want[SET_COUNT], int last, char **why)
       return ret;
     }
 
-  /* 2. Bounding set: drop everything not requested. */
+  /* 2. Bounding set: drop everything not requested.  Dropping a capability
+   * the set no longer has is a no-op, so the set is read only where a drop
+   * fails: a capability already out of it is then no error.  (The sets are
+   * read back in verify_sets.) */
   for (int c = 0; c <= last; c++)
     {
-      if ((want[SET_BND] & (UINT64_C (1) << c)) || prctl (PR_CAPBSET_READ, c, 0, 0, 0) == 0)
+      if (want[SET_BND] & (UINT64_C (1) << c))
         continue;
       if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
         {
           int e = errno;
+          if (prctl (PR_CAPBSET_READ, c, 0, 0, 0) == 0)
+            continue;
           const char *n = kist_cap_name (c);
           *why = xasprintf ("dropping %s (%d) from the bounding set: %s%s", n ? n : "cap", c,
                             strerror (e),

@@ -173,16 +173,24 @@ dev_dir (int rootfd, const char *path, struct kist_error **err)
   return fd;
 }
 
+/* devfd: /dev from dev_dir, reused for every node directly in /dev (the
+ * directory stays the one resolved: nothing renames it while the layer
+ * runs); a node deeper down resolves its own parent. */
 static int
-make_node (int rootfd, const struct node *n, enum how *how, struct kist_error **err)
+make_node (int rootfd, int devfd, const struct node *n, enum how *how, struct kist_error **err)
 {
   _cleanup_free_ char *parent = NULL;
   const char *name = NULL;
   if (split_path (n->path, &parent, &name, err) < 0)
     return -1;
-  _cleanup_close_ int dirfd = dev_dir (rootfd, parent, err);
-  if (dirfd < 0)
-    return kist_error_wrap (err, "%s", n->path);
+  _cleanup_close_ int own = -1;
+  int dirfd = devfd;
+  if (strcmp (parent, "/dev") != 0)
+    {
+      dirfd = own = dev_dir (rootfd, parent, err);
+      if (dirfd < 0)
+        return kist_error_wrap (err, "%s", n->path);
+    }
 
   dev_t dev = n->type == 'p' ? 0 : makedev (n->maj, n->min);
   mode_t perm = n->mode & 07777;
@@ -280,11 +288,8 @@ link_is (int dirfd, const char *name, const char *target)
 }
 
 static int
-make_links (int rootfd, char **made, struct kist_error **err)
+make_links (int dirfd, char **made, struct kist_error **err)
 {
-  _cleanup_close_ int dirfd = dev_dir (rootfd, "/dev", err);
-  if (dirfd < 0)
-    return -1;
   _cleanup_free_ char *list = NULL, *kept = NULL;
   for (size_t i = 0; i < KIST_ARRAY_SIZE (dev_links); i++)
     {
@@ -429,17 +434,21 @@ dev_apply (struct kist_ctx *ctx, char **detail, struct kist_error **err)
   if (dev_nodes (spec, &nodes, &n, &n_default, &n_dup, err) < 0)
     return -1;
 
+  /* One fd of /dev for its nodes and symlinks (resolved once, exactly). */
+  _cleanup_close_ int devfd = dev_dir (ctx->rootfs_fd, "/dev", err);
+  if (devfd < 0)
+    return -1;
   size_t counts[3] = { 0 };
   for (size_t i = 0; i < n; i++)
     {
       enum how how = HOW_MKNOD;
-      if (make_node (ctx->rootfs_fd, &nodes[i], &how, err) < 0)
+      if (make_node (ctx->rootfs_fd, devfd, &nodes[i], &how, err) < 0)
         return -1;
       counts[how]++;
     }
 
   _cleanup_free_ char *links = NULL;
-  if (make_links (ctx->rootfs_fd, &links, err) < 0)
+  if (make_links (devfd, &links, err) < 0)
     return -1;
 
   _cleanup_free_ char *method = NULL;
@@ -467,15 +476,30 @@ kist_dev_disagrees (const struct kist_spec *spec, int rootfd, size_t *n_checked)
   _cleanup_error_ struct kist_error *e = NULL;
   if (dev_nodes (spec, &nodes, &n, &n_default, &n_dup, &e) < 0)
     return xstrdup (e->msg);
+  /* /dev resolved once: a node directly in it is an fstatat there (not
+   * followed), the same look-up as resolving its whole path; if /dev does
+   * not open, each node's own resolution says why. */
+  _cleanup_close_ int devfd = kist_resolve_open (rootfd, "/dev", O_PATH | O_DIRECTORY, 0, NULL);
   for (size_t i = 0; i < n; i++)
     {
       kist_error_freep (&e);
-      _cleanup_close_ int fd = kist_resolve_open (rootfd, nodes[i].path, O_PATH | O_NOFOLLOW, 0, &e);
       struct stat st;
-      if (fd < 0)
-        return xasprintf ("%s: %s", nodes[i].path, e->msg);
-      if (fstat (fd, &st) < 0)
-        return xasprintf ("stat %s: %s", nodes[i].path, strerror (errno));
+      const char *name = nodes[i].path + 5;
+      if (devfd >= 0 && strncmp (nodes[i].path, "/dev/", 5) == 0 && *name
+          && strchr (name, '/') == NULL && strcmp (name, "..") != 0 && strcmp (name, ".") != 0)
+        {
+          if (fstatat (devfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return xasprintf ("%s: %s", nodes[i].path, strerror (errno));
+        }
+      else
+        {
+          _cleanup_close_ int fd
+              = kist_resolve_open (rootfd, nodes[i].path, O_PATH | O_NOFOLLOW, 0, &e);
+          if (fd < 0)
+            return xasprintf ("%s: %s", nodes[i].path, e->msg);
+          if (fstat (fd, &st) < 0)
+            return xasprintf ("stat %s: %s", nodes[i].path, strerror (errno));
+        }
       if (!node_matches (&nodes[i], &st))
         return xasprintf ("%s is not a %s %u:%u (mode %o, rdev %u:%u)", nodes[i].path,
                           type_name (nodes[i].type), nodes[i].maj, nodes[i].min,

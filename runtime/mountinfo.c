@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 
 #include "mountinfo.h"
@@ -170,6 +171,29 @@ kist_mountinfo_has_opt (const char *opts, const char *opt)
 }
 
 /* ------------------------------------------------- expectations (verify.c) */
+
+/* statfs(2): f_flags holds the ST_* mount flags when this bit is set (the
+ * kernel's include/linux/statfs.h; not in the user headers). */
+#ifndef ST_VALID
+#define ST_VALID 0x0020
+#endif
+
+int
+kist_fd_statfs_flags (int fd, struct statfs *sf, unsigned long *st_flags)
+{
+  if (fstatfs (fd, sf) < 0)
+    return -1;
+  if (sf->f_flags & ST_VALID)
+    {
+      *st_flags = (unsigned long) sf->f_flags & ~(unsigned long) ST_VALID;
+      return 0;
+    }
+  struct statvfs sv;
+  if (fstatvfs (fd, &sv) < 0)
+    return -1;
+  *st_flags = sv.f_flag;
+  return 0;
+}
 
 void
 kist_mountinfo_expect_add (char **list, uint64_t id, unsigned long st_flags, bool ro_later,

@@ -60,6 +60,12 @@ bool kist_mountinfo_has_opt (const char *opts, const char *opt);
  * finds each in the waiting process's /proc/PID/mountinfo. */
 
 /* Append one mount to *list (newly allocated; NULL starts one). */
+/* One fstatfs(2) of fd: the file system's magic in sf->f_type and the mount
+ * flags (ST_*, as statvfs's f_flag) in *st_flags (fstatvfs is an fstatfs
+ * too; it is called only on a kernel whose f_flags are not valid). */
+struct statfs;
+int kist_fd_statfs_flags (int fd, struct statfs *sf, unsigned long *st_flags);
+
 void kist_mountinfo_expect_add (char **list, uint64_t id, unsigned long st_flags, bool ro_later,
                                 const char *fstype);
 

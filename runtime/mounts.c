@@ -216,9 +216,11 @@ mnt_verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetf
 
   struct attrs exp = p->rec;
   mnt_attrs_apply (&exp, p->top.set, p->top.clr);
-  struct statvfs sv;
-  if (fstatvfs (fd, &sv) < 0)
-    return kist_error_make (err, errno, "verify: fstatvfs");
+  /* One fstatfs for the flags and the magic. */
+  struct statfs sf;
+  struct statvfs sv = { 0 };
+  if (kist_fd_statfs_flags (fd, &sf, &sv.f_flag) < 0)
+    return kist_error_make (err, errno, "verify: fstatfs");
   for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_checks); i++)
     {
       const struct flag_check *c = &flag_checks[i];
@@ -242,9 +244,6 @@ mnt_verify_mount (struct kist_ctx *ctx, const char *dest, int mntfd, int targetf
 
   if (magic)
     {
-      struct statfs sf;
-      if (fstatfs (fd, &sf) < 0)
-        return kist_error_make (err, errno, "verify: fstatfs");
       if ((unsigned long) sf.f_type != magic)
         return kist_error_make (err, EIO, "verify: filesystem magic is 0x%lx, expected 0x%lx",
                                 (unsigned long) sf.f_type, magic);

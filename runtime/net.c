@@ -210,11 +210,12 @@ set_lo_up (struct kist_nl *n, char **why)
   struct nlmsghdr *nlh
       = kist_nl_msg (n, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, sizeof *ifi, (void **) &ifi);
   ifi->ifi_family = AF_UNSPEC;
-  ifi->ifi_index = (int) if_nametoindex ("lo");
+  ifi->ifi_index = 0;
   ifi->ifi_flags = IFF_UP;
   ifi->ifi_change = IFF_UP;
-  if (ifi->ifi_index == 0)
-    mnl_attr_put_strz (nlh, IFLA_IFNAME, "lo"); /* the kernel looks it up by name */
+  /* The kernel looks the link up by name (no if_nametoindex: its socket and
+   * ioctl are three more syscalls); the dump below reads the state back. */
+  mnl_attr_put_strz (nlh, IFLA_IFNAME, "lo");
   return kist_nl_exchange (n, nlh, NULL, NULL, "RTM_NEWLINK lo up",
                            " (CAP_NET_ADMIN in the network namespace's owning user namespace is "
                            "needed)",

@@ -42,8 +42,8 @@ append_word (char **s, const char *w)
 /* The reopened path must be the mount that mntfd is; the mount goes to
  * *expect (mountinfo.h), for the parent to find it from outside. */
 static int
-verify_is_mount (int rootfd, const char *path, int mntfd, int *out, char **expect,
-                 struct kist_error **err)
+verify_is_mount (int rootfd, const char *path, int mntfd, int *out, struct statfs *sf,
+                 unsigned long *st_flags, char **expect, struct kist_error **err)
 {
   _cleanup_close_ int fd = kist_resolve_open (rootfd, path, O_PATH, 0, err);
   if (fd < 0)
@@ -54,10 +54,9 @@ verify_is_mount (int rootfd, const char *path, int mntfd, int *out, char **expec
   if (id != want)
     return kist_error_make (err, EIO, "verify: `%s` is mount %llu, not the new mount %llu", path,
                             (unsigned long long) id, (unsigned long long) want);
-  struct statvfs sv;
-  if (fstatvfs (fd, &sv) < 0)
-    return kist_error_make (err, errno, "verify: statvfs `%s`", path);
-  kist_mountinfo_expect_add (expect, id, sv.f_flag, false, NULL);
+  if (kist_fd_statfs_flags (fd, sf, st_flags) < 0)
+    return kist_error_make (err, errno, "verify: statfs `%s`", path);
+  kist_mountinfo_expect_add (expect, id, *st_flags, false, NULL);
   *out = steal_fd (&fd);
   return 0;
 }
@@ -125,13 +124,11 @@ mask_dir (int rootfd, const char *path, int target, char **expect, struct kist_e
     return kist_error_make (err, errno, "mount the empty tmpfs over `%s`", path);
 
   _cleanup_close_ int fd = -1;
-  if (verify_is_mount (rootfd, path, mnt, &fd, expect, err) < 0)
-    return -1;
   struct statfs sf;
-  struct statvfs sv;
-  if (fstatfs (fd, &sf) < 0 || fstatvfs (fd, &sv) < 0)
-    return kist_error_make (err, errno, "verify: statfs `%s`", path);
-  if ((unsigned long) sf.f_type != TMPFS_MAGIC || !(sv.f_flag & ST_RDONLY))
+  unsigned long st_flags = 0;
+  if (verify_is_mount (rootfd, path, mnt, &fd, &sf, &st_flags, expect, err) < 0)
+    return -1;
+  if ((unsigned long) sf.f_type != TMPFS_MAGIC || !(st_flags & ST_RDONLY))
     return kist_error_make (err, EIO, "verify: `%s` is not a read-only tmpfs", path);
   return dir_is_empty (rootfd, path, err);
 }
@@ -147,7 +144,9 @@ mask_file (int rootfd, const char *path, int target, int nullfd, char **expect,
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "bind /dev/null over `%s`", path);
   _cleanup_close_ int fd = -1;
-  if (verify_is_mount (rootfd, path, tree, &fd, expect, err) < 0)
+  struct statfs sf;
+  unsigned long st_flags = 0;
+  if (verify_is_mount (rootfd, path, tree, &fd, &sf, &st_flags, expect, err) < 0)
     return -1;
   struct stat st;
   if (fstat (fd, &st) < 0)
@@ -231,12 +230,11 @@ readonly_one (int rootfd, const char *path, int target, char **expect, struct ki
   if (move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return kist_error_make (err, errno, "bind `%s` onto itself", path);
   _cleanup_close_ int fd = -1;
-  if (verify_is_mount (rootfd, path, tree, &fd, expect, err) < 0)
+  struct statfs sf;
+  unsigned long st_flags = 0;
+  if (verify_is_mount (rootfd, path, tree, &fd, &sf, &st_flags, expect, err) < 0)
     return -1;
-  struct statvfs sv;
-  if (fstatvfs (fd, &sv) < 0)
-    return kist_error_make (err, errno, "verify: statvfs `%s`", path);
-  if (!(sv.f_flag & ST_RDONLY))
+  if (!(st_flags & ST_RDONLY))
     return kist_error_make (err, EIO, "verify: `%s` is not read-only after the bind", path);
   return 0;
 }

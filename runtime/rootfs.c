@@ -73,18 +73,17 @@ prop_mismatch (const struct kist_mountinfo_entry *e, unsigned long flags)
  * mount visible).  procfd: a /proc/PID fd or -1.  *desc gets the optional
  * fields of the root mount. */
 static int
-prop_verify (int procfd, unsigned long flags, const char *name, char **desc,
-             struct kist_error **err)
+prop_verify_keep (int procfd, unsigned long flags, const char *name, char **desc,
+                  struct kist_mountinfo *t, struct kist_error **err)
 {
-  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
   uint64_t root_id;
   if (kist_mnt_id_at (AT_FDCWD, "/", 0, &root_id, err) < 0)
     return -1;
   if (kist_mountinfo_read (procfd >= 0 ? procfd : AT_FDCWD,
-                           procfd >= 0 ? "mountinfo" : "/proc/self/mountinfo", &t, err)
+                           procfd >= 0 ? "mountinfo" : "/proc/self/mountinfo", t, err)
       < 0)
     return -1;
-  const struct kist_mountinfo_entry *root = kist_mountinfo_find (&t, root_id);
+  const struct kist_mountinfo_entry *root = kist_mountinfo_find (t, root_id);
   if (root == NULL)
     return kist_error_make (err, ENOENT, "the root mount (id %llu) is not in mountinfo",
                             (unsigned long long) root_id);
@@ -93,13 +92,21 @@ prop_verify (int procfd, unsigned long flags, const char *name, char **desc,
     return kist_error_make (err, EIO, "%s requested, but mountinfo says the root mount is %s (%s)",
                             name, why, root->optional[0] ? root->optional : "private");
   if (flags & MS_REC)
-    for (size_t i = 0; i < t.n; i++)
-      if ((why = prop_mismatch (&t.e[i], flags)))
+    for (size_t i = 0; i < t->n; i++)
+      if ((why = prop_mismatch (&t->e[i], flags)))
         return kist_error_make (err, EIO, "%s requested, but mountinfo says mount %s is %s (%s)",
-                                name, t.e[i].point, why,
-                                t.e[i].optional[0] ? t.e[i].optional : "private");
+                                name, t->e[i].point, why,
+                                t->e[i].optional[0] ? t->e[i].optional : "private");
   *desc = xstrdup (root->optional[0] ? root->optional : "private");
   return 0;
+}
+
+static int
+prop_verify (int procfd, unsigned long flags, const char *name, char **desc,
+             struct kist_error **err)
+{
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
+  return prop_verify_keep (procfd, flags, name, desc, &t, err);
 }
 
 static const char *
@@ -108,8 +115,13 @@ root_propagation (const struct kist_ctx *ctx)
   return ctx->spec && ctx->spec->linux_ ? ctx->spec->linux_->rootfs_propagation : NULL;
 }
 
+/* *t: the mountinfo read to verify an rprivate "/" (after the last mount
+ * change of this layer), for rootfs.bind's look-up of the rootfs's parent
+ * mount: with every mount private nothing propagates in before the bind.
+ * Left empty otherwise (rootfs.bind then reads its own). */
 static int
-apply_propagation (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+apply_propagation (struct kist_ctx *ctx, struct kist_report *r, struct kist_mountinfo *t,
+                   struct kist_error **err)
 {
   const char *value = root_propagation (ctx);
   _cleanup_error_ struct kist_error *e = NULL;
@@ -121,9 +133,12 @@ apply_propagation (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
         return kist_report_failed (r, "rootfs.propagation", "rprivate", errno, err,
                                    "kist default rprivate: mount(\"/\", MS_REC|MS_PRIVATE): %s",
                                    strerror (errno));
-      if (prop_verify (-1, MS_REC | MS_PRIVATE, "rprivate", &desc, &e) < 0)
-        return kist_report_failed (r, "rootfs.propagation", "rprivate", e->errnum, err,
-                                   "kist default rprivate: %s", e->msg);
+      if (prop_verify_keep (-1, MS_REC | MS_PRIVATE, "rprivate", &desc, t, &e) < 0)
+        {
+          kist_mountinfo_free (t); /* possibly partial: rootfs.bind reads its own */
+          return kist_report_failed (r, "rootfs.propagation", "rprivate", e->errnum, err,
+                                     "kist default rprivate: %s", e->msg);
+        }
       kist_report_skip (r, "rootfs.propagation", "kist default: rprivate");
       return 0;
     }
@@ -144,9 +159,14 @@ apply_propagation (struct kist_ctx *ctx, struct kist_report *r, struct kist_erro
     return kist_report_failed (r, "rootfs.propagation", value, errno, err,
                                "linux.rootfsPropagation %s: mount(\"/\", %s): %s", value,
                                now_name, strerror (errno));
-  if (prop_verify (-1, now, now_name, &desc, &e) < 0)
-    return kist_report_failed (r, "rootfs.propagation", value, e->errnum, err,
-                               "linux.rootfsPropagation: %s", e->msg);
+  _cleanup_mountinfo_ struct kist_mountinfo own = { 0 };
+  struct kist_mountinfo *keep = now == (MS_REC | MS_PRIVATE) ? t : &own;
+  if (prop_verify_keep (-1, now, now_name, &desc, keep, &e) < 0)
+    {
+      kist_mountinfo_free (keep);
+      return kist_report_failed (r, "rootfs.propagation", value, e->errnum, err,
+                                 "linux.rootfsPropagation: %s", e->msg);
+    }
   if (!(pt->flags & (MS_SHARED | MS_UNBINDABLE)))
     kist_report_applied (r, "rootfs.propagation", value, "root mount: %s", desc);
   return 0;
@@ -182,15 +202,15 @@ apply_deferred_propagation (struct kist_ctx *ctx, unsigned long which, int procf
  * parent: make the mount that holds root.path private (runc does the same).
  * *note says what was done (may stay NULL). */
 static int
-make_parent_private (struct kist_ctx *ctx, char **note, struct kist_error **err)
+make_parent_private (struct kist_ctx *ctx, struct kist_mountinfo *t, char **note,
+                     struct kist_error **err)
 {
-  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
   uint64_t id;
   if (kist_mnt_id_at (AT_FDCWD, ctx->rootfs, 0, &id, err) < 0)
     return -1;
-  if (kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
+  if (t->n == 0 && kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", t, err) < 0)
     return -1;
-  const struct kist_mountinfo_entry *m = kist_mountinfo_find (&t, id);
+  const struct kist_mountinfo_entry *m = kist_mountinfo_find (t, id);
   if (m == NULL)
     return kist_error_make (err, ENOENT, "the mount holding `%s` (id %llu) is not in mountinfo",
                             ctx->rootfs, (unsigned long long) id);
@@ -206,10 +226,11 @@ make_parent_private (struct kist_ctx *ctx, char **note, struct kist_error **err)
 /* ----------------------------------------------------------- rootfs.bind */
 
 static int
-bind_rootfs (struct kist_ctx *ctx, char **detail, struct kist_error **err)
+bind_rootfs (struct kist_ctx *ctx, struct kist_mountinfo *t, char **detail,
+             struct kist_error **err)
 {
   _cleanup_free_ char *note = NULL;
-  if (make_parent_private (ctx, &note, err) < 0)
+  if (make_parent_private (ctx, t, &note, err) < 0)
     return -1;
 
   _cleanup_close_ int tree
@@ -275,13 +296,14 @@ kist_rootfs_prepare (struct kist_ctx *ctx, struct kist_report *r, struct kist_er
       kist_report_failed (r, "rootfs.bind", "", nserr->errnum, NULL, "%s", nserr->msg);
       return kist_error_make (err, 0, "rootfs: %s", nserr->msg);
     }
-  int ret = apply_propagation (ctx, r, err);
+  _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
+  int ret = apply_propagation (ctx, r, &t, err);
   if (ret < 0)
     return ret;
 
   _cleanup_error_ struct kist_error *e = NULL;
   _cleanup_free_ char *detail = NULL;
-  if (bind_rootfs (ctx, &detail, &e) < 0)
+  if (bind_rootfs (ctx, &t, &detail, &e) < 0)
     {
       ret = kist_report_failed (r, "rootfs.bind", "", e->errnum, err, "%s", e->msg);
       if (ret < 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -97,6 +98,31 @@ START_TEST (test_self)
 }
 END_TEST
 
+/* kist_fd_statfs_flags: the flags of one fstatfs are those fstatvfs says,
+ * and the magic is the file system's, on mounts with different flags. */
+START_TEST (test_statfs_flags)
+{
+  const char *paths[] = { "/", "/proc", "/dev", "/sys" };
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+    {
+      int fd = open (paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      struct statfs sf, want_sf;
+      struct statvfs want;
+      unsigned long flags = 0xdeadbeef;
+      ck_assert_int_eq (kist_fd_statfs_flags (fd, &sf, &flags), 0);
+      ck_assert_int_eq (fstatvfs (fd, &want), 0);
+      ck_assert_int_eq (fstatfs (fd, &want_sf), 0);
+      ck_assert_msg (flags == want.f_flag, "%s: flags 0x%lx, fstatvfs says 0x%lx", paths[i], flags,
+                     want.f_flag);
+      ck_assert_int_eq ((long) sf.f_type, (long) want_sf.f_type);
+      close (fd);
+    }
+  ck_assert_int_lt (kist_fd_statfs_flags (-1, &(struct statfs){ 0 }, &(unsigned long){ 0 }), 0);
+}
+END_TEST
+
 START_TEST (test_check)
 {
   _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
@@ -159,6 +185,7 @@ main (void)
   tcase_add_test (tc, test_malformed);
   tcase_add_test (tc, test_self);
   tcase_add_test (tc, test_check);
+  tcase_add_test (tc, test_statfs_flags);
   suite_add_tcase (s, tc);
   return kist_unit_run (s);
 }

@@ -330,6 +330,16 @@ START_TEST (test_dev_nodes)
   why = kist_dev_disagrees (&spec, rootfd, &n);
   ck_assert_msg (why && strstr (why, "/dev/kist-no-such-node"), "%s", why);
   free (why);
+  /* A symlink in /dev (the host's /dev/stdin) is not followed to a node. */
+  d = (struct kist_device){ .path = (char *) "/dev/stdin", .type = 'c', .major = 1, .minor = 3 };
+  why = kist_dev_disagrees (&spec, rootfd, &n);
+  ck_assert_msg (why && strstr (why, "/dev/stdin is not a character device 1:3"), "%s", why);
+  free (why);
+  /* A node below a subdirectory of /dev is resolved on its own path. */
+  d.path = (char *) "/dev/pts/kist-no-such-node";
+  why = kist_dev_disagrees (&spec, rootfd, &n);
+  ck_assert_msg (why && strstr (why, "/dev/pts/kist-no-such-node"), "%s", why);
+  free (why);
   close (rootfd);
 }
 END_TEST
