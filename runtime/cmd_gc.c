@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "sandbox.h"
 #include "util.h"
 
 static void
@@ -125,6 +126,20 @@ print_temp (yajl_gen jg, const struct kist_gc_entry *e, bool dry_run)
     printf ("removed %s: %s (state removed)\n", e->id, e->reason);
 }
 
+/* A shared sandbox root (sandbox.h), as text: removed whole or not at all. */
+static bool
+print_shared_root (const struct kist_gc_entry *e, bool dry_run)
+{
+  static const char prefix[] = KIST_SANDBOX_ROOT_DIR "/";
+  if (e->kind != KIST_GC_SANDBOX_DIR || strncmp (e->id, prefix, sizeof prefix - 1) != 0)
+    return false;
+  if (e->failed)
+    printf ("failed to remove %s: %s\n", e->id, e->error);
+  else
+    printf ("%s %s: %s\n", dry_run ? "would remove" : "removed", e->id, e->reason);
+  return true;
+}
+
 /* kist_gc's callback: one entry, as it is handled. */
 static void
 print_entry (const struct kist_gc_entry *e, bool dry_run, void *arg)
@@ -134,7 +149,7 @@ print_entry (const struct kist_gc_entry *e, bool dry_run, void *arg)
     print_temp (jg, e, dry_run);
   else if (jg)
     gen_entry_json (jg, e, dry_run);
-  else
+  else if (!print_shared_root (e, dry_run))
     print_text (e, dry_run);
 }
 

@@ -229,6 +229,27 @@ sweep_sandbox_orphans (int rootfd, const char *root, bool dry_run, kist_gc_fn fn
   return failed;
 }
 
+/* The shared sandbox roots (sandbox.h) no sandbox holds. */
+struct root_sweep
+{
+  bool dry_run;
+  kist_gc_fn fn;
+  void *arg;
+};
+
+static void
+root_swept (const char *name, const char *error, void *arg)
+{
+  struct root_sweep *rs = arg;
+  struct gc_entry e = { .pub.kind = KIST_GC_SANDBOX_DIR,
+                        .pub.failed = error != NULL,
+                        .id = xstrdup (name),
+                        .reason = xstrdup ("a shared sandbox root no sandbox is using"),
+                        .error = error ? xstrdup (error) : NULL };
+  gc_report (&e, NULL, rs->dry_run, rs->fn, rs->arg);
+  gc_entry_clear (&e);
+}
+
 int
 kist_gc (const char *root_opt, bool dry_run, kist_gc_fn fn, void *arg, struct kist_error **err)
 {
@@ -327,5 +348,7 @@ kist_gc (const char *root_opt, bool dry_run, kist_gc_fn fn, void *arg, struct ki
     }
   failed += sweep_temp (rootfd, dry_run, fn, arg);
   failed += sweep_sandbox_orphans (rootfd, root, dry_run, fn, arg);
+  struct root_sweep rs = { .dry_run = dry_run, .fn = fn, .arg = arg };
+  failed += kist_sandbox_root_sweep (rootfd, dry_run, root_swept, &rs);
   return failed;
 }

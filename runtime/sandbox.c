@@ -292,13 +292,15 @@ kist_sandbox_dir_clear (struct kist_sandbox_dir *d)
   free (d->upper);
   free (d->ovl_work);
   free (d->layers);
+  if (d->shared && d->shared_fd >= 0)
+    close (d->shared_fd);
   memset (d, 0, sizeof *d);
 }
 
 /* Open (creating it if missing) a directory owned by us, mode as given, not
  * a symlink. */
-static int
-open_own_dir (int dirfd, const char *name, mode_t mode, const char *what, struct kist_error **err)
+int
+kist_sandbox_open_own_dir (int dirfd, const char *name, mode_t mode, const char *what, struct kist_error **err)
 {
   if (mkdirat (dirfd, name, mode) < 0 && errno != EEXIST)
     return kist_error_make (err, errno, "create %s", what);
@@ -329,25 +331,32 @@ bound (const struct kist_sandbox_opts *o, const char *dest)
   return false;
 }
 
+bool
+kist_sandbox_usr_link (const struct kist_sandbox_opts *o, const char *name, char *buf, size_t size)
+{
+  char host[32];
+  if (!bound (o, "/usr"))
+    return false;
+  snprintf (host, sizeof host, "/%s", name);
+  if (bound (o, host))
+    return false;
+  ssize_t n = readlink (host, buf, size - 1);
+  if (n < 0)
+    return false;   /* not a symlink here (or absent): not merged */
+  buf[n] = '\0';
+  return strncmp (buf, "usr/", 4) == 0 || strncmp (buf, "/usr/", 5) == 0;
+}
+
 /* Merged usr: the host's /bin, /lib, /lib64, /sbin are symlinks into usr/;
  * with /usr bound, the same symlinks in the empty root make /bin/sh work. */
 static int
 merged_usr_links (int rootfs_fd, const struct kist_sandbox_opts *o, struct kist_error **err)
 {
   static const char *const names[] = { "bin", "lib", "lib32", "lib64", "libx32", "sbin" };
-  if (!bound (o, "/usr"))
-    return 0;
   for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
     {
-      char host[32], target[PATH_MAX];
-      snprintf (host, sizeof host, "/%s", names[i]);
-      if (bound (o, host))
-        continue;
-      ssize_t n = readlink (host, target, sizeof target - 1);
-      if (n < 0)
-        continue;   /* not a symlink here (or absent): not merged */
-      target[n] = '\0';
-      if (strncmp (target, "usr/", 4) != 0 && strncmp (target, "/usr/", 5) != 0)
+      char target[PATH_MAX];
+      if (!kist_sandbox_usr_link (o, names[i], target, sizeof target))
         continue;
       if (symlinkat (target, rootfs_fd, names[i]) < 0)
         return kist_error_make (err, errno, "merged /usr: symlink %s -> %s in the sandbox root",
@@ -444,7 +453,7 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
   memset (out, 0, sizeof *out);
   _cleanup_free_ char *sbwhat = xasprintf ("the sandbox directory %s/%s", root_path,
                                            KIST_SANDBOX_DIR);
-  _cleanup_close_ int sbfd = open_own_dir (rootfd, KIST_SANDBOX_DIR, 0700, sbwhat, err);
+  _cleanup_close_ int sbfd = kist_sandbox_open_own_dir (rootfd, KIST_SANDBOX_DIR, 0700, sbwhat, err);
   if (sbfd < 0)
     return -1;
   _cleanup_free_ char *path = xasprintf ("%s/%s/%s", root_path, KIST_SANDBOX_DIR, id);
@@ -458,6 +467,8 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
     }
   if (o->rootfs)
     out->rootfs = xstrdup (o->rootfs);
+  else if (kist_sandbox_shared_root (rootfd, root_path, o, &out->rootfs, &out->shared_fd) > 0)
+    out->shared = true;
   else
     {
       /* mkdir applies the umask: set the mode explicitly. */

@@ -29,6 +29,17 @@
 #include "workspace.h"
 
 #define KIST_SANDBOX_DIR "~sandbox"
+/* ROOT/~sandbox-root/KEY: the shared empty root (sandbox_root.c), mode 0755,
+ * holding only the merged-usr symlinks and the top-level mount points
+ * (empty directories, 0755); KEY hashes that content.  Every use opens it
+ * O_DIRECTORY|O_NOFOLLOW, takes a shared flock (held while the sandbox runs)
+ * and verifies it through the fd (owner, mode, exactly those entries); when
+ * it does not verify, or the options need more (--rootfs, --workspace,
+ * --dir, --symlink, --file, --chmod, a nested mount point in the root, the
+ * Landlock fallback), the sandbox gets a private root as before.  It is made
+ * under a temporary name and renamed into place (RENAME_NOREPLACE).  kist gc
+ * removes the ones no sandbox holds (flock LOCK_EX|LOCK_NB). */
+#define KIST_SANDBOX_ROOT_DIR "~sandbox-root"
 
 struct kist_sandbox_bind
 {
@@ -184,8 +195,29 @@ struct kist_sandbox_dir
   char *ovl_work; /* ROOT/~sandbox/ID/ovl-work with --workspace, else NULL */
   char *layers;   /* ROOT/~sandbox/ID/ws-layers with a workspace tmpfs, else NULL */
   struct kist_workspace_plan ws; /* how the workspace is mounted (workspace.h) */
+  bool shared;    /* rootfs is the shared root ROOT/~sandbox-root/KEY ... */
+  int shared_fd;  /* ... and this fd holds its shared flock (closed by _clear) */
 };
 void kist_sandbox_dir_clear (struct kist_sandbox_dir *d);
+
+/* Open (creating it if missing) the directory name of dirfd, which must be
+ * owned by us and not a symlink; its mode is set to mode. */
+int kist_sandbox_open_own_dir (int dirfd, const char *name, mode_t mode, const char *what,
+                               struct kist_error **err);
+/* The merged-usr symlink /NAME of the empty root (/usr bound, /NAME not,
+ * the host's /NAME a symlink into usr/): true and its target in buf. */
+bool kist_sandbox_usr_link (const struct kist_sandbox_opts *o, const char *name, char *buf,
+                            size_t size);
+/* The shared root (KIST_SANDBOX_ROOT_DIR) for o: 1 with *path and *lock_fd
+ * (its shared flock) when o can use one and it verifies (made when
+ * missing), else 0 (a private root is needed). */
+int kist_sandbox_shared_root (int rootfd, const char *root_path, const struct kist_sandbox_opts *o,
+                              char **path, int *lock_fd);
+/* kist gc: remove the shared roots no sandbox holds; fn is told each one
+ * (name relative to ROOT; error NULL or why it could not be removed).
+ * Returns 1 when one failed, else 0. */
+typedef void (*kist_sandbox_root_fn) (const char *name, const char *error, void *arg);
+int kist_sandbox_root_sweep (int rootfd, bool dry_run, kist_sandbox_root_fn fn, void *arg);
 
 /* Make ROOT/~sandbox (0700, verified: a directory owned by us, not a
  * symlink), ROOT/~sandbox/ID, the empty root dir (without --rootfs) with the
