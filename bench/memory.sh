@@ -125,11 +125,11 @@ run_one ()
 {
   local r=$1 i=$2
   case $r in
-    floor) "$TMP/rss" -s "$TMP/floor" "$B/rootfs" ;;
-    fairfloor) "$TMP/rss" -s "$TMP/floor_full" "$B/rootfs" "$FAIRCG" "$SECCOMP_BPF" ;;
-    bwrap) "$TMP/rss" -s bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup \
+    floor) "$TMP/rss" "$TMP/floor" "$B/rootfs" ;;
+    fairfloor) "$TMP/rss" "$TMP/floor_full" "$B/rootfs" "$FAIRCG" "$SECCOMP_BPF" ;;
+    bwrap) "$TMP/rss" bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup \
              --ro-bind "$B/rootfs" / --proc /proc --dev /dev --cap-drop ALL --die-with-parent /bin/true ;;
-    *) "$TMP/rss" -s "${RT_CMD[$r]}" ${RT_FLAGS[$r]:+"${RT_FLAGS[$r]}"} --root "$TMP/state-$r" \
+    *) "$TMP/rss" "${RT_CMD[$r]}" ${RT_FLAGS[$r]:+"${RT_FLAGS[$r]}"} --root "$TMP/state-$r" \
          run --bundle "$B" "$ID_PREFIX-$r-$i" ;;
   esac < /dev/null 2>&1 > /dev/null
 }
@@ -161,23 +161,23 @@ done
 #   tree  ru_maxrss of the runtime's process (every image, and the children it reaped)
 #   child the largest ru_maxrss among its descendants (the setup child / the
 #         container's process, which ends as busybox /bin/true)
-#   anon, pdirty  Anonymous and Private_Dirty of the runtime's process at exit
+#   anon, file  RssAnon and RssFile of the runtime's process at exit (file:
+#         pages of the binary and the shared libraries it touched)
 #   nproc processes in the start
 for i in $(seq 1 "$N"); do
   for r in "${active[@]}"; do
     run_one "$r" "$i" > "$TMP/out" 2>&1 || { echo "memory.sh: $r failed in round $i:" >&2; tail -n 5 "$TMP/out" >&2; exit 1; }
     awk -v r="$r" '
-      $1 == "rss" { n++; split($5, h, "="); split($6, m, "=");
-                    if ($2 == "top") { own = h[2]; tree = m[2]; top = 1 } else if (m[2] > child) child = m[2];
-                    next }
-      $1 == "smaps_rollup" && top { for (k = 2; k <= NF; k++) { split($k, kv, "="); s[kv[1]] = kv[2] } top = 0 }
-      END { printf "%s %d %d %d %d %d %d\n", r, own, tree, child, s["Anonymous"], s["Private_Dirty"], n }
+      $1 == "rss" { n++; split($5, h, "="); split($6, m, "="); split($8, a, "="); split($9, f, "=");
+                    if ($2 == "top") { own = h[2]; tree = m[2]; anon = a[2]; file = f[2] }
+                    else if (m[2] > child) child = m[2] }
+      END { printf "%s %d %d %d %d %d %d\n", r, own, tree, child, anon, file, n }
     ' "$TMP/out" >> "$TMP/records"
   done
 done
 
 echo "peak RSS (KB), medians of $N interleaved rounds; $(uname -r), $(nproc) CPUs"
-printf '%-36s %8s %8s %8s %8s %8s %5s\n' runtime own tree child anon pdirty procs
+printf '%-36s %8s %8s %8s %8s %8s %5s\n' runtime own tree child anon file procs
 for r in "${active[@]}"; do
   printf '%-36s' "${LABEL[$r]}"
   for col in 2 3 4 5 6 7; do
@@ -187,4 +187,4 @@ for r in "${active[@]}"; do
   echo
 done
 echo "own: VmHWM of the runtime's process at exit; tree: its ru_maxrss (all its images and reaped"
-echo "children); child: the largest descendant's ru_maxrss; anon/pdirty: its Anonymous/Private_Dirty."
+echo "children); child: the largest descendant's ru_maxrss; anon/file: its RssAnon/RssFile at exit."

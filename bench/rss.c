@@ -2,7 +2,7 @@
 /* rss: peak resident set size of every process a command starts
  * (bench/memory.sh; method in bench/README.md).
  *
- * Usage: rss [-s] COMMAND [ARG...]
+ * Usage: rss [-s|-S] COMMAND [ARG...]
  *
  * Runs COMMAND under ptrace (PTRACE_O_TRACEFORK/VFORK/CLONE/EXEC/EXIT), so
  * that every descendant is followed, and for each process prints one line at
@@ -22,7 +22,9 @@
  *   EXE   /proc/PID/exe at the start and after each execve.
  * With -s also, on an indented line, Pss, Shared_Clean, Shared_Dirty,
  * Private_Clean, Private_Dirty and Anonymous of /proc/PID/smaps_rollup at
- * the exit stop (KB).
+ * the exit stop (KB).  -S: -s, and before that every mapping of COMMAND's
+ * own process with its Rss and Private_Dirty at its exit stop (/proc/PID/smaps), to see where
+ * the peak goes.
  * Threads are followed but not printed (one line per thread group).
  * Exit status: COMMAND's, 128+N if killed by signal N, 125 on failure.
  * Output on stderr (COMMAND keeps stdout). */
@@ -98,6 +100,23 @@ static void read_status (struct proc *p)
   }
   fclose (f);
   p->leader = tgid == p->pid;
+  if (want_smaps == 2 && p->pid == top) { /* -S: every mapping's Rss */
+    snprintf (path, sizeof path, "/proc/%d/smaps", p->pid);
+    f = fopen (path, "re");
+    if (f) {
+      char range[256] = "";
+      long rss = 0, kb;
+      while (fgets (line, sizeof line, f)) {
+        if (strchr (line, '-') && strchr (line, '-') < strchr (line, ' ') && line[0] != ' ')
+          snprintf (range, sizeof range, "%s", line);
+        else if (sscanf (line, "Rss: %ld", &kb) == 1)
+          rss = kb;
+        else if (sscanf (line, "Private_Dirty: %ld", &kb) == 1 && rss > 0)
+          fprintf (stderr, "  map rss %5ld dirty %5ld KB %s", rss, kb, range);
+      }
+      fclose (f);
+    }
+  }
   if (!want_smaps || !p->leader)
     return;
   snprintf (path, sizeof path, "/proc/%d/smaps_rollup", p->pid);
@@ -135,12 +154,12 @@ static void report (struct proc *p, long maxrss)
 int main (int argc, char **argv)
 {
   int i = 1;
-  if (i < argc && strcmp (argv[i], "-s") == 0) {
-    want_smaps = 1;
+  if (i < argc && (strcmp (argv[i], "-s") == 0 || strcmp (argv[i], "-S") == 0)) {
+    want_smaps = argv[i][1] == 'S' ? 2 : 1;
     i++;
   }
   if (i >= argc) {
-    fprintf (stderr, "usage: rss [-s] COMMAND [ARG...]\n");
+    fprintf (stderr, "usage: rss [-s|-S] COMMAND [ARG...]\n");
     return 125;
   }
   top = fork ();
