@@ -37,6 +37,10 @@ collect_loop (int fd, struct kist_collect *c, struct kist_report *r, struct kist
           if (kist_sync_add_layer (r, payload, len, c->who, err) < 0)
             return -1;
           break;
+        case KIST_SYNC_BATCH:
+          if (kist_sync_add_batch (r, payload, len, c->who, err) < 0)
+            return -1;
+          break;
         case KIST_SYNC_SECCOMP_FD:
           if (c->ctx == NULL)
             return unexpected (c, type, err);

@@ -249,13 +249,27 @@ int
 kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx, struct kist_report *r,
                  size_t *sent, struct kist_error **err)
 {
+  /* The entries are held in the outbox (sync.h) and go to the parent in one
+   * BATCH right before the next packet this process sends: every wait for
+   * the parent (the hooks' GO, READY), the seccomp listener and pty fds, the
+   * error of a failed layer, the READY before the execve.  That is a few
+   * sendmsg/recvmsg and wake-ups per run instead of one pair per entry.
+   * The trade-off: a setup process killed from outside (SIGKILL, the OOM
+   * killer) between two such points loses the entries held since the last
+   * one, and the parent names the last entry it received (init_end,
+   * container.c), i.e. the row before the last wait point, not the exact
+   * row it died in.  A layer that fails flushes at once below (its
+   * entry and its error always arrive). */
+  kist_sync_outbox (ctx->sync_fd, r, sent);
   for (const struct kist_layer_def *d = NULL; (d = kist_layer_next (d, phase, op));)
     {
       int ret = layer_timed (d, ctx, r, err);
-      if (kist_sync_send_layers (ctx->sync_fd, r, *sent, sent) < 0)
-        _exit (KIST_EXIT_FAILURE); /* the parent is gone: nobody to tell */
       if (ret < 0)
-        return ret;
+        {
+          if (kist_sync_flush () < 0)
+            _exit (KIST_EXIT_FAILURE); /* the parent is gone: nobody to tell */
+          return ret;
+        }
     }
   return 0;
 }

@@ -308,10 +308,12 @@ const struct kist_layer_def *kist_layer_next (const struct kist_layer_def *prev,
  * (kist_process_exec), which times itself. */
 unsigned kist_layer_step_of (enum kist_phase phase, const char *entry);
 
-/* In the container (SETUP): every row of PHASE for OP, each entry sent to the
- * parent over ctx->sync_fd as soon as it is recorded (from *sent on).  A
- * negative value with *err when a layer failed (the caller sends the error);
- * the process exits when the parent is gone. */
+/* In the container (SETUP): every row of PHASE for OP; the entries (from
+ * *sent on) are held in the sync outbox (sync.h, kist_sync_outbox) and sent
+ * to the parent over ctx->sync_fd in one batch before the next packet the
+ * process sends (r and sent stay in the outbox: they must outlive it).  A
+ * negative value with *err when a layer failed (its entries sent already,
+ * the caller sends the error); the process exits when the parent is gone. */
 int kist_layers_run (enum kist_phase phase, unsigned op, struct kist_ctx *ctx,
                      struct kist_report *r, size_t *sent, struct kist_error **err);
 

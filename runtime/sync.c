@@ -23,8 +23,54 @@ enum payload_kind
   PAYLOAD_ANY,    /* anything (ignored) */
   PAYLOAD_LAYER,  /* a kist_layer_encode()d entry (its own NUL separators) */
   PAYLOAD_TEXT,   /* non-empty, no NUL */
-  PAYLOAD_PID     /* 1-10 decimal digits */
+  PAYLOAD_PID,    /* 1-10 decimal digits */
+  PAYLOAD_BATCH   /* "COUNT" NUL, COUNT frames "LEN" NUL ENTRY (sync.h) */
 };
+
+/* A decimal of 1..max without a leading zero, ended by a NUL, at [*p, end):
+ * *v, *p past the NUL; -1 when malformed or out of range (no overflow). */
+static int
+take_count (const char **p, const char *end, size_t max, size_t *v)
+{
+  const char *q = *p;
+  size_t n = 0;
+  if (q >= end || *q < '1' || *q > '9')
+    return -1;
+  while (q < end && *q >= '0' && *q <= '9')
+    {
+      n = n * 10 + (size_t) (*q++ - '0');
+      if (n > max)
+        return -1;
+    }
+  if (q >= end || *q != '\0')
+    return -1;
+  *p = q + 1;
+  *v = n;
+  return 0;
+}
+
+/* Check a BATCH payload's framing (each entry is checked when it is decoded,
+ * kist_layer_decode): 0, -EMSGSIZE (an entry longer than any sender writes)
+ * or -EPROTO (empty, truncated, a count that does not match, bytes after). */
+static int
+batch_check (const char *p, size_t plen)
+{
+  const char *end = p + plen;
+  size_t count, n;
+  if (take_count (&p, end, KIST_SYNC_BATCH_MAX, &count) < 0)
+    return -EPROTO;
+  for (size_t i = 0; i < count; i++)
+    {
+      if (take_count (&p, end, SIZE_MAX / 2, &n) < 0)
+        return -EPROTO;
+      if (n > KIST_LAYER_ENCODED_MAX)
+        return -EMSGSIZE;
+      if (n > (size_t) (end - p))
+        return -EPROTO;
+      p += n;
+    }
+  return p == end ? 0 : -EPROTO;
+}
 
 static int
 payload_kind (char type)
@@ -44,6 +90,8 @@ payload_kind (char type)
       return PAYLOAD_TEXT;
     case KIST_SYNC_PID:
       return PAYLOAD_PID;
+    case KIST_SYNC_BATCH:
+      return PAYLOAD_BATCH;
     default:
       return -1;
     }
@@ -85,6 +133,13 @@ kist_sync_decode (const void *buf, size_t n, int msg_flags, char *type, char **p
         if (p[i] < '0' || p[i] > '9')
           return -EPROTO;
       break;
+    case PAYLOAD_BATCH:
+      {
+        int ret = batch_check (p, plen);
+        if (ret < 0)
+          return ret;
+      }
+      break;
     default:
       return -EPROTO;
     }
@@ -99,6 +154,31 @@ kist_sync_decode (const void *buf, size_t n, int msg_flags, char *type, char **p
   return 0;
 }
 
+/* The child's held report entries (sync.h): sent as one BATCH right before
+ * the next other packet on the same fd. */
+static struct
+{
+  int fd;
+  const struct kist_report *r;
+  size_t *sent;
+} outbox = { .fd = -1 };
+
+void
+kist_sync_outbox (int fd, const struct kist_report *r, size_t *sent)
+{
+  outbox.fd = r && sent ? fd : -1;
+  outbox.r = r;
+  outbox.sent = sent;
+}
+
+int
+kist_sync_flush (void)
+{
+  if (outbox.fd < 0 || *outbox.sent >= outbox.r->n_layers)
+    return 0;
+  return kist_sync_send_layers (outbox.fd, outbox.r, *outbox.sent, outbox.sent);
+}
+
 /* sendmsg of [type, payload) with an optional control message. */
 static int
 send_packet (int fd, char type, const void *payload, size_t len, void *control,
@@ -109,6 +189,14 @@ send_packet (int fd, char type, const void *payload, size_t len, void *control,
     return -EMSGSIZE;
   if (len && payload == NULL)
     return -EINVAL;
+  /* Whatever the process sends next (it waits for the parent, fails or is
+   * about to exec), the entries it recorded go first, in order. */
+  if (fd == outbox.fd && type != KIST_SYNC_BATCH)
+    {
+      int ret = kist_sync_flush ();
+      if (ret < 0)
+        return ret;
+    }
   struct iovec iov[2] = { { .iov_base = &type, .iov_len = 1 },
                           { .iov_base = (void *) payload, .iov_len = len } };
   struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1, .msg_control = control,
@@ -130,6 +218,18 @@ int
 kist_sync_send (int fd, char type, const void *payload, size_t len)
 {
   return send_packet (fd, type, payload, len, NULL, 0);
+}
+
+/* The one receive buffer of this thread (KIST_SYNC_MAX bytes, allocated
+ * at the first packet and reused: not one 64 KB allocation per message;
+ * kist_sync_decode copies the payload out). */
+static char *
+recv_buffer (void)
+{
+  static __thread char *buf;
+  if (buf == NULL)
+    buf = xmalloc (KIST_SYNC_MAX);
+  return buf;
 }
 
 /* recvmsg of one packet into buf (KIST_SYNC_MAX bytes), with room ctl for
@@ -156,7 +256,7 @@ recv_packet (int fd, char *buf, void *ctl, size_t ctllen, struct msghdr *msg)
 int
 kist_sync_recv (int fd, char *type, char **payload, size_t *len)
 {
-  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX);
+  char *buf = recv_buffer ();
   struct msghdr msg;
   ssize_t r = recv_packet (fd, buf, NULL, 0, &msg);
   if (r < 0)
@@ -264,16 +364,54 @@ encode_fitting (const struct kist_layer *l, char **buf, size_t *len)
   return ret;
 }
 
+/* Send the frames [body, body + blen) of count entries as one BATCH. */
+static int
+send_batch (int fd, const char *body, size_t blen, size_t count)
+{
+  char head[24];
+  int hl = snprintf (head, sizeof head, "%zu", count);
+  _cleanup_free_ char *p = xmalloc ((size_t) hl + 1 + blen);
+  memcpy (p, head, (size_t) hl + 1);
+  memcpy (p + hl + 1, body, blen);
+  return kist_sync_send (fd, KIST_SYNC_BATCH, p, (size_t) hl + 1 + blen);
+}
+
 int
 kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t *sent)
 {
+  /* Room for the frames of one packet: the type byte and the header out. */
+  const size_t room = KIST_SYNC_MAX - 1 - 24;
+  _cleanup_free_ char *body = NULL;
+  size_t blen = 0, cap = 0, count = 0;
   for (size_t i = from; i < r->n_layers; i++)
     {
       _cleanup_free_ char *buf = NULL;
       size_t len = 0;
       if (encode_fitting (&r->layers[i], &buf, &len) < 0)
         return -EINVAL;
-      int ret = kist_sync_send (fd, KIST_SYNC_LAYER, buf, len);
+      char lenbuf[24];
+      int ll = snprintf (lenbuf, sizeof lenbuf, "%zu", len);
+      size_t frame = (size_t) ll + 1 + len;
+      if (count > 0 && (blen + frame > room || count == KIST_SYNC_BATCH_MAX))
+        {
+          int ret = send_batch (fd, body, blen, count);
+          if (ret < 0)
+            return ret;
+          blen = count = 0;
+        }
+      if (blen + frame > cap)
+        {
+          cap = (blen + frame) * 2;
+          body = xrealloc (body, cap);
+        }
+      memcpy (body + blen, lenbuf, (size_t) ll + 1);
+      memcpy (body + blen + ll + 1, buf, len);
+      blen += frame;
+      count++;
+    }
+  if (count > 0)
+    {
+      int ret = send_batch (fd, body, blen, count);
       if (ret < 0)
         return ret;
     }
@@ -306,7 +444,7 @@ kist_sync_send_fd (int fd, char type, const void *payload, size_t len, int passf
 int
 kist_sync_recv_fd (int fd, char *type, char **payload, size_t *len, int *passfd)
 {
-  _cleanup_free_ char *buf = xmalloc (KIST_SYNC_MAX);
+  char *buf = recv_buffer ();
   union
   {
     char buf[CMSG_SPACE (4 * sizeof (int))];
@@ -375,5 +513,24 @@ kist_sync_add_layer (struct kist_report *r, const char *payload, size_t len, con
   if (r)
     kist_report_add (r, &l);
   kist_layer_clear (&l);
+  return 0;
+}
+
+int
+kist_sync_add_batch (struct kist_report *r, const char *payload, size_t len, const char *from,
+                     struct kist_error **err)
+{
+  if (payload == NULL || batch_check (payload, len) < 0)
+    return kist_error_make (err, EPROTO, "malformed batch of report entries from %s", from);
+  const char *p = payload, *end = payload + len;
+  size_t count, n;
+  take_count (&p, end, KIST_SYNC_BATCH_MAX, &count);
+  for (size_t i = 0; i < count; i++)
+    {
+      take_count (&p, end, SIZE_MAX / 2, &n);
+      if (kist_sync_add_layer (r, p, n, from, err) < 0)
+        return -1;
+      p += n;
+    }
   return 0;
 }

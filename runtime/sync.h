@@ -14,6 +14,7 @@ enum kist_sync_type
 {
   KIST_SYNC_GO = 'G',      /* parent -> init: user namespace maps written, go on */
   KIST_SYNC_LAYER = 'L',   /* init -> parent: one encoded report entry */
+  KIST_SYNC_BATCH = 'B',   /* init -> parent: report entries in one packet (below) */
   KIST_SYNC_ERROR = 'E',   /* init -> parent / start client: status, errno, message */
   KIST_SYNC_READY = 'R',   /* init -> parent: set up, waiting for start */
   KIST_SYNC_START = 'S',   /* start client -> init: exec now */
@@ -41,7 +42,9 @@ int kist_sync_recv (int fd, char *type, char **payload, size_t *len);
  * KIST_LAYER_ENCODED_MAX) with -EMSGSIZE; an empty packet, an unknown type, a
  * payload on a type that has none (GO, READY, START), an empty
  * LAYER or ERROR, a NUL inside an ERROR or PID, a PID that is not 1-10
- * decimal digits with -EPROTO. */
+ * decimal digits, a BATCH whose framing is not the one below (empty, a bad
+ * count, a frame cut short, bytes after the last) with -EPROTO; a BATCH frame
+ * longer than KIST_LAYER_ENCODED_MAX with -EMSGSIZE. */
 int kist_sync_decode (const void *buf, size_t n, int msg_flags, char *type, char **payload,
                       size_t *len);
 
@@ -53,10 +56,34 @@ int kist_sync_decode (const void *buf, size_t n, int msg_flags, char *type, char
 int kist_sync_send_error (int fd, const struct kist_error *e);
 int kist_sync_decode_error (const char *payload, size_t len, struct kist_error **err);
 
-/* Send report entries [from, r->n_layers) as LAYER packets; *sent gets the
- * new "from".  An entry too long for a packet is sent with its requested,
- * reason and detail texts cut (marked "... [N bytes cut]"). */
+/* A BATCH payload: a header "COUNT" and a NUL, then COUNT frames, each
+ * "LEN" and a NUL followed by LEN bytes of one kist_layer_encode()d entry;
+ * nothing after the last frame.  COUNT 1..KIST_SYNC_BATCH_MAX and LEN
+ * 1..KIST_LAYER_ENCODED_MAX, both decimal without leading zeros (each entry
+ * carries its own step).  kist_sync_decode refuses a malformed one (-EPROTO; a LEN
+ * over KIST_LAYER_ENCODED_MAX: -EMSGSIZE). */
+#define KIST_SYNC_BATCH_MAX 1024
+
+/* Send report entries [from, r->n_layers) as BATCH packets (as few as fit in
+ * KIST_SYNC_MAX each; nothing when there are none); *sent gets the new
+ * "from".  An entry too long for a packet is sent with its requested, reason
+ * and detail texts cut (marked "... [N bytes cut]"). */
 int kist_sync_send_layers (int fd, const struct kist_report *r, size_t from, size_t *sent);
+
+/* The child's outbox: entries of r from *sent on are held, not sent one
+ * packet each, and go out (kist_sync_send_layers) right before any other
+ * packet the process sends on fd (GO, READY, ERROR, an fd), i.e. before every
+ * wait for the parent, before the execve and with any error.  r and sent
+ * must live as long as the outbox is set (the child's main never returns);
+ * kist_sync_outbox (-1, NULL, NULL) clears it. */
+void kist_sync_outbox (int fd, const struct kist_report *r, size_t *sent);
+/* Send what the outbox holds (0 when it is empty or not set), or -errno. */
+int kist_sync_flush (void);
+
+/* Every entry of a BATCH payload (checked by kist_sync_decode) into r
+ * through kist_sync_add_layer; stops at the first refused. */
+int kist_sync_add_batch (struct kist_report *r, const char *payload, size_t len, const char *from,
+                         struct kist_error **err);
 
 /* ---- additions (seccomp helper) ---- */
 

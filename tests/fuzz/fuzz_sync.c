@@ -132,6 +132,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     case KIST_SYNC_LAYER:
       layer (payload, len);
       break;
+    case KIST_SYNC_BATCH:
+      {
+        /* Framing checked by the receive: each entry decoded or refused. */
+        struct kist_report *rb = kist_report_new ("c1", "create", NULL);
+        struct kist_error *eb = NULL;
+        if (kist_sync_add_batch (rb, payload, len, "the fuzzer", &eb) < 0)
+          fuzz_error_check_free (&eb);
+        FUZZ_ASSERT (eb == NULL);
+        kist_report_free (rb);
+      }
+      break;
     case KIST_SYNC_ERROR:
       error (payload, len);
       break;
