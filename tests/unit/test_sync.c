@@ -413,34 +413,143 @@ START_TEST (test_layers_long)
   size_t sent = 0;
   ck_assert_int_eq (kist_sync_send_layers (sp[0], r, 0, &sent), 0);
   ck_assert_uint_eq (sent, 3);
-  for (int i = 0; i < 3; i++)
+  /* They arrive as BATCH packets (as many entries as fit in one), in
+   * order; read until the three are in. */
+  struct kist_report *got_r = kist_report_new ("c1", "run", NULL);
+  int packets = 0;
+  while (got_r->n_layers < 3)
     {
       char type = 0;
       _cleanup_free_ char *p = NULL;
       size_t len = 0;
       ck_assert_int_eq (recv_one (&type, &p, &len), 0);
-      ck_assert_int_eq (type, KIST_SYNC_LAYER);
-      struct kist_layer got;
-      ck_assert_int_eq (kist_layer_decode (p, len, &got), 0);
-      ck_assert_str_eq (got.name, r->layers[i].name);
-      ck_assert_int_eq (got.applied, r->layers[i].applied);
-      ck_assert_int_eq (got.errnum, r->layers[i].errnum);
+      ck_assert_int_eq (type, KIST_SYNC_BATCH);
+      struct kist_error *e = NULL;
+      ck_assert_int_eq (kist_sync_add_batch (got_r, p, len, "test", &e), 0);
+      ck_assert_ptr_null (e);
+      packets++;
+    }
+  ck_assert_int_ge (packets, 1);
+  ck_assert_int_le (packets, 3);
+  ck_assert_uint_eq (got_r->n_layers, 3);
+  for (int i = 0; i < 3; i++)
+    {
+      const struct kist_layer *got = &got_r->layers[i];
+      ck_assert_str_eq (got->name, r->layers[i].name);
+      ck_assert_int_eq (got->applied, r->layers[i].applied);
+      ck_assert_int_eq (got->errnum, r->layers[i].errnum);
       if (i < 2)
         {
-          ck_assert_uint_lt (strlen (got.detail), KIST_LAYER_ENCODED_MAX);
-          ck_assert_uint_gt (strlen (got.detail), 1000);
-          ck_assert_int_eq (strncmp (got.detail, "pppp", 4), 0);
-          ck_assert_ptr_nonnull (strstr (got.detail, " bytes cut]"));
+          ck_assert_uint_lt (strlen (got->detail), KIST_LAYER_ENCODED_MAX);
+          ck_assert_uint_gt (strlen (got->detail), 1000);
+          ck_assert_int_eq (strncmp (got->detail, "pppp", 4), 0);
+          ck_assert_ptr_nonnull (strstr (got->detail, " bytes cut]"));
         }
       else
-        ck_assert_str_eq (got.detail, "short");
+        ck_assert_str_eq (got->detail, "short");
       if (i == 1)
         {
-          ck_assert_ptr_nonnull (strstr (got.reason, " bytes cut]"));
-          ck_assert_ptr_nonnull (strstr (got.requested, " bytes cut]"));
+          ck_assert_ptr_nonnull (strstr (got->reason, " bytes cut]"));
+          ck_assert_ptr_nonnull (strstr (got->requested, " bytes cut]"));
         }
-      kist_layer_clear (&got);
     }
+  kist_report_free (got_r);
+  kist_report_free (r);
+}
+END_TEST
+
+/* ---- BATCH framing ---- */
+
+static int
+decode_batch (const char *payload, size_t plen)
+{
+  char buf[256];
+  ck_assert_uint_lt (plen + 1, sizeof buf);
+  buf[0] = KIST_SYNC_BATCH;
+  memcpy (buf + 1, payload, plen);
+  char type = 0;
+  char *p = NULL;
+  size_t len = 0;
+  int ret = kist_sync_decode (buf, plen + 1, 0, &type, &p, &len);
+  if (ret == 0)
+    {
+      ck_assert_int_eq (type, KIST_SYNC_BATCH);
+      ck_assert_uint_eq (len, plen);
+    }
+  free (p);
+  return ret;
+}
+
+START_TEST (test_batch_framing)
+{
+  /* A real entry, encoded as the child does, framed once and twice. */
+  struct kist_layer l = { .name = (char *) "dev", .requested = (char *) "yes", .applied = true,
+                          .detail = (char *) "6 nodes" };
+  _cleanup_free_ char *enc = NULL;
+  size_t elen = 0;
+  ck_assert_int_eq (kist_layer_encode (&l, &enc, &elen), 0);
+  char one[200], two[200];
+  int n1 = snprintf (one, sizeof one, "1%c%zu%c", 0, elen, 0);
+  memcpy (one + n1, enc, elen);
+  size_t l1 = (size_t) n1 + elen;
+  ck_assert_int_eq (decode_batch (one, l1), 0);
+  struct kist_layer l_b = { .name = (char *) "hostname", .requested = (char *) "kist",
+                            .applied = true, .detail = (char *) "read back" };
+  _cleanup_free_ char *enc_b = NULL;
+  size_t elen_b = 0;
+  ck_assert_int_eq (kist_layer_encode (&l_b, &enc_b, &elen_b), 0);
+  int n2 = snprintf (two, sizeof two, "2%c%zu%c", 0, elen_b, 0);
+  memcpy (two + n2, enc_b, elen_b);
+  int n3 = snprintf (two + n2 + elen_b, sizeof two - n2 - elen_b, "%zu%c", elen, 0);
+  memcpy (two + n2 + elen_b + n3, enc, elen);
+  size_t l2 = (size_t) n2 + elen_b + (size_t) n3 + elen;
+  ck_assert_int_eq (decode_batch (two, l2), 0);
+  struct kist_report *r = kist_report_new ("c1", "run", NULL);
+  struct kist_error *e = NULL;
+  ck_assert_int_eq (kist_sync_add_batch (r, two, l2, "test", &e), 0);
+  ck_assert_uint_eq (r->n_layers, 2);
+  ck_assert_str_eq (r->layers[0].name, "hostname");
+  ck_assert_str_eq (r->layers[1].name, "dev");
+  ck_assert_str_eq (r->layers[1].detail, "6 nodes");
+  kist_report_free (r);
+
+  /* Empty batch: no payload, a count of 0, a count with no frames. */
+  ck_assert_int_eq (decode_batch ("", 0), -EPROTO);
+  ck_assert_int_eq (decode_batch ("0\0", 2), -EPROTO);
+  ck_assert_int_eq (decode_batch ("1\0", 2), -EPROTO);
+  /* Truncated: the last frame cut short, a length without its NUL. */
+  ck_assert_int_eq (decode_batch (one, l1 - 1), -EPROTO);
+  ck_assert_int_eq (decode_batch (two, l2 - 3), -EPROTO);
+  ck_assert_int_eq (decode_batch ("1\0" "12", 4), -EPROTO);
+  /* Bad counts: leading zero, not a number, more than the maximum, a count
+   * of 2 with one frame, a count of 1 with bytes after its frame. */
+  char bad[200];
+  memcpy (bad, one, l1);
+  bad[0] = '2';
+  ck_assert_int_eq (decode_batch (bad, l1), -EPROTO);
+  ck_assert_int_eq (decode_batch (two + 0, l2) , 0);
+  two[0] = '1';
+  ck_assert_int_eq (decode_batch (two, l2), -EPROTO);
+  ck_assert_int_eq (decode_batch ("01\0" "1\0x", 6), -EPROTO);
+  ck_assert_int_eq (decode_batch ("x\0" "1\0x", 5), -EPROTO);
+  ck_assert_int_eq (decode_batch ("1025\0" "1\0x", 8), -EPROTO);
+  ck_assert_int_eq (decode_batch ("99999999999999999999999\0" "1\0x", 27), -EPROTO);
+  /* Oversized: a frame longer than any sender writes. */
+  ck_assert_int_eq (decode_batch ("1\0" "32769\0x", 10), -EMSGSIZE);
+  /* A well-framed batch whose entry is not an entry: refused by the
+   * report, with the sender named. */
+  r = kist_report_new ("c1", "run", NULL);
+  e = NULL;
+  ck_assert_int_lt (kist_sync_add_batch (r, "1\0" "1\0x", 5, "the init", &e), 0);
+  ck_assert_ptr_nonnull (e);
+  ck_assert_ptr_nonnull (strstr (e->msg, "the init"));
+  kist_error_free (e);
+  e = NULL;
+  ck_assert_int_lt (kist_sync_add_batch (r, "2\0" "1\0x", 5, "the init", &e), 0);
+  ck_assert_ptr_nonnull (e);
+  ck_assert_ptr_nonnull (strstr (e->msg, "malformed batch"));
+  kist_error_free (e);
+  ck_assert_uint_eq (r->n_layers, 0);
   kist_report_free (r);
 }
 END_TEST
@@ -541,6 +650,7 @@ sync_suite (void)
   tcase_add_test (tc, test_recv_fds);
   tcase_add_test (tc, test_decode);
   tcase_add_test (tc, test_layers_long);
+  tcase_add_test (tc, test_batch_framing);
   tcase_add_test (tc, test_decode_error);
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
