@@ -570,7 +570,11 @@ create_commit (struct create_job *j, struct kist_error **err)
   st.annotations_json = j->annotations = kist_annotations_json (j->spec);
   if (kist_state_write (j->state_dirfd, &st, err) < 0)
     return -1;
-  if (store_report (j->state_dirfd, j->r, err) < 0)
+  /* run stores the report once, with start's entries (kist_container_start):
+   * a file fewer to create on the state root per run.  A run killed between
+   * here and its start leaves a created container without a report.json
+   * (`kist report` says so; delete and gc need none). */
+  if (!o->report_at_start && store_report (j->state_dirfd, j->r, err) < 0)
     return kist_error_wrap (err,
                             "store the report in the state directory of container `%s` under `%s`",
                             o->id, j->root);

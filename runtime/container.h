@@ -90,8 +90,9 @@ struct kist_create_opts
    * as the caller (sandbox.h, sandbox_fallback.c); NULL: none. */
   const struct kist_sandbox_fallback *fallback;
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
-  bool report_at_start;          /* run: write --report/--report-fd after start's
-                                    entries (kist_create writes it only on failure) */
+  bool report_at_start;          /* run: write --report/--report-fd, and store
+                                    report.json, after start's entries (kist_create
+                                    writes --report only on failure) */
   int *pty_master;               /* run in the foreground: receives the pty master of
                                     process.terminal without --console-socket (-1 if
                                     none); NULL: kist create, which detaches */
