@@ -33,7 +33,8 @@ setup (void)
 static void
 teardown (void)
 {
-  static const char *names[] = { "f", "big", "exact", "atomic", "target", "link", "trunc" };
+  static const char *names[]
+      = { "f", "big", "exact", "atomic", "target", "link", "trunc", "fresh" };
   for (size_t i = 0; i < KIST_ARRAY_SIZE (names); i++)
     unlinkat (tmpfd, names[i], 0);
   close (tmpfd);
