@@ -247,6 +247,27 @@ kist_write_file_at (int dirfd, const char *path, const void *data, size_t len,
   return 0;
 }
 
+/* Create name in dirfd (O_CREAT | extra: O_TRUNC or O_EXCL), write data
+ * and set mode; on a failed write the file is unlinked. */
+static int
+create_write (int dirfd, const char *name, int extra, const void *data, size_t len, mode_t mode,
+              struct kist_error **err)
+{
+  _cleanup_close_ int fd
+      = openat (dirfd, name, O_WRONLY | O_CREAT | extra | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return kist_error_make (err, errno, "create `%s`", name);
+  int r = kist_write_all (fd, data, len);
+  if (r == 0 && fchmod (fd, mode) < 0)
+    r = -errno;
+  if (r < 0)
+    {
+      unlinkat (dirfd, name, 0);
+      return kist_error_make (err, -r, "write `%s`", name);
+    }
+  return 0;
+}
+
 /* The replacement is atomic for readers (they open the old file or the new
  * one, never a torn or half-written one) but not durable: no fsync.  What
  * kist replaces this way is runtime state (the state root is normally on
@@ -263,18 +284,8 @@ kist_write_file_atomic (int dirfd, const char *name, const void *data, size_t le
                         struct kist_error **err)
 {
   _cleanup_free_ char *tmp = xasprintf (".%s.tmp.%d", name, (int) getpid ());
-  _cleanup_close_ int fd
-      = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0)
-    return kist_error_make (err, errno, "create `%s`", tmp);
-  int r = kist_write_all (fd, data, len);
-  if (r == 0 && fchmod (fd, mode) < 0)
-    r = -errno;
-  if (r < 0)
-    {
-      unlinkat (dirfd, tmp, 0);
-      return kist_error_make (err, -r, "write `%s`", tmp);
-    }
+  if (create_write (dirfd, tmp, O_TRUNC, data, len, mode, err) < 0)
+    return -1;
   if (renameat2 (dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0)
     {
       /* tmp now names the old file.  A kist killed before this unlink
@@ -307,19 +318,7 @@ int
 kist_write_file_new (int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                      struct kist_error **err)
 {
-  _cleanup_close_ int fd
-      = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0)
-    return kist_error_make (err, errno, "create `%s`", name);
-  int r = kist_write_all (fd, data, len);
-  if (r == 0 && fchmod (fd, mode) < 0)
-    r = -errno;
-  if (r < 0)
-    {
-      unlinkat (dirfd, name, 0);
-      return kist_error_make (err, -r, "write `%s`", name);
-    }
-  return 0;
+  return create_write (dirfd, name, O_EXCL, data, len, mode, err);
 }
 
 int
