@@ -94,6 +94,51 @@ expect_eq "5736 exec: exec exits 0" 0 "$RC"
 KIST=$KIST_SAVED
 victim_check exec "$id"
 
+# How the image was protected.  As root kist moves its running image onto a
+# detached read-only bind mount of its binary (its mappings, then exe_file),
+# without a second exec: seen from outside on a created init, the image is
+# the same file, not writable, and no mapping names the writable path; the
+# debug log has no re-exec.
+evil_bundle selfexe3 '["sleep", "600"]'
+id=$(new_id selfexe3)
+timeout -k 5 "$KIST_IT_TIMEOUT" "$VICTIM" --root "$ROOT" --debug --log "$T/rebind.log" \
+  create --bundle "$B" "$id" < /dev/null > "$T/rebind.out" 2>&1
+expect_eq "rebind: create exits 0" 0 "$?"
+pid=$(state_field "$id" pid)
+if [ -n "$pid" ] && [ "/proc/$pid/exe" -ef "$VICTIM" ]; then
+  ok "rebind: the created init's /proc/PID/exe is kist's binary"
+else
+  fail "rebind: the created init's /proc/PID/exe is kist's binary" "pid '$pid'"
+fi
+if [ -n "$pid" ] && [ ! -w "/proc/$pid/exe" ]; then
+  ok "rebind: the created init's /proc/PID/exe is not writable (read-only mount)"
+else
+  fail "rebind: the created init's /proc/PID/exe is not writable (read-only mount)"
+fi
+expect_eq "rebind: no mapping of the created init names the writable binary" "" \
+  "$(grep -F " $VICTIM" "/proc/$pid/maps" 2> /dev/null)"
+expect_contains "rebind: no re-exec as root (debug log)" "$(cat "$T/rebind.log")" \
+  "onto a read-only bind mount of its binary (mappings and exe_file; no re-exec)"
+expect_not_contains "rebind: nothing refused it (debug log)" "$(cat "$T/rebind.log")" \
+  "re-executing instead"
+kist delete --force "$id" > /dev/null 2>&1
+
+# When the kernel refuses the rebind (mremap fails with EPERM under a seccomp
+# filter), kist re-executes from the copy instead, and the payload still
+# cannot write the binary.
+cc -O2 -o "$BIN/denysys" "$SEC_DIR/denysys.c" 2> "$T/cc.err" \
+  || { fail "build denysys" "$(cat "$T/cc.err")"; exit 1; }
+evil_bundle selfexe4 '["/bin/evil"]'
+id=$(new_id selfexe4)
+timeout -k 5 "$KIST_IT_TIMEOUT" "$BIN/denysys" 25 1 "$VICTIM" --root "$ROOT" --debug \
+  --log "$T/reexec.log" create --bundle "$B" "$id" < /dev/null > "$T/reexec.out" 2>&1
+expect_eq "rebind refused: create exits 0" 0 "$?"
+expect_contains "rebind refused: kist says why and re-executes (debug log)" \
+  "$(cat "$T/reexec.log")" "re-executing instead"
+kc start4 start "$id"
+expect_eq "rebind refused: start exits 0" 0 "$RC"
+victim_check "rebind refused" "$id"
+
 # ---- 2. CVE-2016-9962: the exec helper before execve ---------------------------------
 cfg_reset
 with_marker
