@@ -443,10 +443,23 @@ create_load (struct create_job *j, struct kist_error **err)
   return 0;
 }
 
+/* The intent record names the scope: before the cgroup layer makes it (the
+ * path kist is about to create: in the first write of the record, so that a
+ * create killed at any point leaves it named), and after (the one it made, if
+ * any: create_record_scope, a rewrite only when it differs). */
+static void
+create_scope_intent (struct create_job *j)
+{
+  kist_state_cgroup_intent (j->spec->linux_->cgroups_path, j->o->id, &j->cgroup_abs,
+                            &j->cgroup_created_abs);
+  j->intent.cgroup_path = j->cgroup_abs;
+  j->intent.cgroup_created = j->cgroup_created_abs;
+}
+
 /* The state directory, locked, with state.json as an intent record
- * (creating): it is rewritten before each resource is made (the cgroup scope
- * kist is about to create, the init pid and start time as soon as clone
- * returned), so that `delete` and `kist gc` find and remove what a killed
+ * (creating): it names the cgroup scope kist is about to create from its
+ * first write, and is rewritten as each resource is made (the scope made, the
+ * init pid and start time as soon as clone returned), so that `delete` and `kist gc` find and remove what a killed
  * create left.  From here on, a failure removes it again.  Then the report
  * and the hooks kept for later. */
 static int
@@ -467,6 +480,7 @@ create_state (struct create_job *j, struct kist_report **report, struct kist_err
                                    = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0,
                                    .creating = true, .creator_pid = getpid (),
                                    .creator_start_time = kist_pid_start_time (getpid ()) };
+  create_scope_intent (j);
   if (kist_state_create_with (j->rootfd, o->id, &j->intent, &j->state_dirfd, err) < 0)
     return -1;
   j->state_created = true;
@@ -475,26 +489,19 @@ create_state (struct create_job *j, struct kist_report **report, struct kist_err
   return kist_hooks_store (&j->ctx, err);
 }
 
-/* The intent record names the scope: before the cgroup layer makes it (the
- * path kist is about to create), and after (the one it made, if any). */
 static int
-create_record_scope (struct create_job *j, bool made, struct kist_error **err)
+create_record_scope (struct create_job *j, struct kist_error **err)
 {
   free (j->cgroup_abs);
   free (j->cgroup_created_abs);
   j->cgroup_abs = j->cgroup_created_abs = NULL;
   const struct kist_cgroup *cg = j->ctx.cgroup;
-  if (!made)
-    kist_state_cgroup_intent (j->spec->linux_->cgroups_path, j->o->id, &j->cgroup_abs,
-                              &j->cgroup_created_abs);
-  else if (cg)
+  if (cg)
     {
       j->cgroup_abs = xasprintf ("%s/%s", cg->mount, cg->path);
       if (cg->created_from)
         j->cgroup_created_abs = xasprintf ("%s/%s", cg->mount, cg->created_from);
     }
-  if (!made && j->cgroup_abs == NULL)
-    return 0;
   j->intent.cgroup_path = j->cgroup_abs;
   j->intent.cgroup_created = j->cgroup_created_abs;
   return kist_state_write (j->state_dirfd, &j->intent, err);
@@ -705,11 +712,11 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     *o->pty_master = -1;
   if (create_load (&j, err) < 0)
     return -1;
-  if (create_state (&j, report, err) < 0 || create_record_scope (&j, false, err) < 0)
+  if (create_state (&j, report, err) < 0)
     goto fail;
   j.ctx.root_fd = j.rootfd;
   if (kist_layers_run_parent (KIST_PHASE_PREPARE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
-      || create_record_scope (&j, true, err) < 0 || create_spawn (&j, err) < 0
+      || create_record_scope (&j, err) < 0 || create_spawn (&j, err) < 0
       || create_keep_ns (&j, err) < 0
       || kist_layers_run_parent (KIST_PHASE_ENTER, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
       || create_record_net_devices (&j, err) < 0)

@@ -632,6 +632,78 @@ state_error_names (int d, const char *json, const char *want)
   ck_assert_int_eq (e->errnum, EINVAL);
 }
 
+/* A replacement of state.json exchanges it with a scratch file and keeps
+ * the old record as the next scratch (no new inode per replacement); a
+ * record larger than a page takes a new inode.  The dir holds only the two. */
+static ino_t
+ino_of (int d, const char *name)
+{
+  struct stat st;
+  ck_assert_int_eq (fstatat (d, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+  return st.st_ino;
+}
+
+static void
+check_replace_reuses (int root)
+{
+  _cleanup_error_ struct kist_error *err = NULL;
+  int d;
+  struct kist_state s, r;
+  ck_assert_int_eq (kist_state_create (root, "c2", &d, &err), 0);
+  fill_state (&s);
+  s.pid = 1;
+  ck_assert_int_eq (kist_state_write (d, &s, &err), 0);
+  s.pid = 2;
+  ck_assert_int_eq (kist_state_write (d, &s, &err), 0);
+  ino_t i2 = ino_of (d, "state.json"), i1 = ino_of (d, ".state.json.next");
+  ck_assert_uint_ne (i1, i2);
+  s.pid = 3;
+  ck_assert_int_eq (kist_state_write (d, &s, &err), 0);
+  ck_assert_uint_eq (ino_of (d, "state.json"), i1);
+  ck_assert_uint_eq (ino_of (d, ".state.json.next"), i2);
+  ck_assert_int_eq (kist_state_read (d, &r, &err), 0);
+  ck_assert_int_eq (r.pid, 3);
+  kist_state_clear (&r);
+  struct stat st;
+  ck_assert_int_eq (fstatat (d, "state.json", &st, 0), 0);
+  ck_assert_uint_eq (st.st_mode & 07777, 0600);
+
+  /* Larger than a page: a new inode, read back whole. */
+  free (s.annotations_json);
+  _cleanup_free_ char *big = xmalloc (6000);
+  memset (big, 'x', 5990);
+  memcpy (big, "{\"k\":\"", 6);
+  strcpy (big + 5990, "\"}");
+  s.annotations_json = xstrdup (big);
+  s.pid = 4;
+  ck_assert_int_eq (kist_state_write (d, &s, &err), 0);
+  ino_t ib = ino_of (d, "state.json");
+  ck_assert_uint_ne (ib, i1);
+  ck_assert_uint_ne (ib, i2);
+  ck_assert_int_eq (kist_state_read (d, &r, &err), 0);
+  ck_assert_int_eq (r.pid, 4);
+  ck_assert_uint_gt (strlen (r.annotations_json), 5000);
+  kist_state_clear (&r);
+
+  /* Nothing else in the dir. */
+  DIR *dir = fdopendir (dup (d));
+  ck_assert_ptr_nonnull (dir);
+  int n = 0;
+  for (struct dirent *e; (e = readdir (dir));)
+    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
+      {
+        ck_assert_msg (strcmp (e->d_name, "state.json") == 0
+                           || strcmp (e->d_name, ".state.json.next") == 0,
+                       "unexpected %s", e->d_name);
+        n++;
+      }
+  closedir (dir);
+  ck_assert_int_ge (n, 1);
+  kist_state_clear (&s);
+  ck_assert_int_eq (kist_state_remove (root, "c2", &err), 0);
+  close (d);
+}
+
 START_TEST (test_write_read)
 {
   _cleanup_error_ struct kist_error *err = NULL;
@@ -737,6 +809,7 @@ START_TEST (test_write_read)
 
   ck_assert_int_eq (kist_state_remove (root, "c1", &err), 0);
   close (d);
+  check_replace_reuses (root);
 }
 END_TEST
 
