@@ -294,22 +294,73 @@ entry_matches (const char *entry, const char *name)
   return strcmp (name, entry) == 0;
 }
 
+/* The entries by name, built once per process (entry_find runs for every
+ * report row, in the parent and the setup child: a scan of the whole
+ * registry per row was 0.3 ms a run): the exact names sorted (ties in
+ * registry order, so that the first one wins as in the registry), and the
+ * families ("P.*") in registry order. */
+static struct
+{
+  const struct kist_entry_def **exact, **family;
+  size_t n_exact, n_family;
+} entry_index;
+
+static bool
+entry_is_family (const char *name)
+{
+  size_t l = strlen (name);
+  return l >= 2 && name[l - 1] == '*' && name[l - 2] == '.';
+}
+
+static void
+entry_index_build (void)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+      n++;
+  entry_index.exact = xcalloc (n + 1, sizeof *entry_index.exact);
+  entry_index.family = xcalloc (n + 1, sizeof *entry_index.family);
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+      if (entry_is_family (e->name))
+        entry_index.family[entry_index.n_family++] = e;
+      else
+        entry_index.exact[entry_index.n_exact++] = e;
+  /* Insertion sort (stable: ties stay in registry order), once. */
+  for (size_t i = 1; i < entry_index.n_exact; i++)
+    {
+      const struct kist_entry_def *e = entry_index.exact[i];
+      size_t j = i;
+      for (; j > 0 && strcmp (entry_index.exact[j - 1]->name, e->name) > 0; j--)
+        entry_index.exact[j] = entry_index.exact[j - 1];
+      entry_index.exact[j] = e;
+    }
+}
+
 static const struct kist_entry_def *
 entry_find (const char *name)
 {
   if (name == NULL)
     return NULL;
+  if (entry_index.exact == NULL)
+    entry_index_build ();
   /* An exact entry wins over a family ("cgroup" is not "cgroup.*"). */
-  const struct kist_entry_def *family = NULL;
-  for (size_t i = 0; i < kist_n_layers; i++)
-    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
-      if (entry_matches (e->name, name))
-        {
-          if (strchr (e->name, '*') == NULL)
-            return e;
-          family = family ? family : e;
-        }
-  return family;
+  size_t lo = 0, hi = entry_index.n_exact;
+  while (lo < hi) /* the first exact entry not below name */
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (strcmp (entry_index.exact[mid]->name, name) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo < entry_index.n_exact && strcmp (entry_index.exact[lo]->name, name) == 0)
+    return entry_index.exact[lo];
+  for (size_t i = 0; i < entry_index.n_family; i++)
+    if (entry_matches (entry_index.family[i]->name, name))
+      return entry_index.family[i];
+  return NULL;
 }
 
 bool

@@ -285,6 +285,43 @@ START_TEST (test_known_and_groups)
   ck_assert_int_eq (kist_layer_group ("cgroup.pids.max"), KIST_GROUP_LIMITS);
   ck_assert_int_eq (kist_layer_group ("cwd"), KIST_GROUP_OTHER);
   ck_assert_int_eq (kist_layer_group ("nonsense"), KIST_GROUP_OTHER);
+
+  /* The index (layer.c entry_find) answers as a scan of the registry in
+   * order does: the first exact entry, else the first family, for every
+   * registered name, a family member, and near misses. */
+  for (size_t i = 0; i < kist_n_layers; i++)
+    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+      {
+        char probe[3][128];
+        size_t l = strlen (e->name);
+        bool family = l >= 2 && e->name[l - 2] == '.' && e->name[l - 1] == '*';
+        snprintf (probe[0], sizeof probe[0], "%.*s%s", (int) (family ? l - 1 : l), e->name,
+                  family ? "member" : "");
+        snprintf (probe[1], sizeof probe[1], "%sx", e->name);
+        snprintf (probe[2], sizeof probe[2], "%.*s", (int) (l - 1), e->name);
+        for (int k = 0; k < 3; k++)
+          {
+            const struct kist_entry_def *want = NULL, *fam = NULL;
+            for (size_t a = 0; a < kist_n_layers && !want; a++)
+              for (const struct kist_entry_def *f = kist_layers[a].entries; f && f->name; f++)
+                {
+                  size_t fl = strlen (f->name);
+                  bool ff = fl >= 2 && f->name[fl - 2] == '.' && f->name[fl - 1] == '*';
+                  if (!ff && strcmp (f->name, probe[k]) == 0)
+                    {
+                      want = f;
+                      break;
+                    }
+                  if (ff && !fam && strncmp (probe[k], f->name, fl - 1) == 0
+                      && probe[k][fl - 1] != '\0')
+                    fam = f;
+                }
+            want = want ? want : fam;
+            ck_assert_msg (kist_layer_known (probe[k]) == (want != NULL), "known `%s`", probe[k]);
+            ck_assert_msg (kist_layer_group (probe[k]) == (want ? want->group : KIST_GROUP_OTHER),
+                           "group of `%s`", probe[k]);
+          }
+      }
 }
 END_TEST
 
