@@ -77,14 +77,44 @@ kist_prepare_exec_fds (int preserve_fds, struct kist_error **err)
   return 0;
 }
 
-/* Accept connections on the start socket until one sends START; returns it.
- * A connection that closes without a word is dropped; any other failure
- * (a filter loaded early that denies accept or recv, say) ends the init,
- * with the error sent on the connection when there is one, so that `start`
- * never waits for nothing. */
-static int
-wait_start (int start_fd)
+/* Did CONN send START?  A failure to read (a filter loaded early that
+ * denies recv, say) ends the init, with the error sent on CONN, so that
+ * `start` never waits for nothing. */
+static bool
+start_word (int conn)
 {
+  char c[2] = { 0, 0 };
+  ssize_t n;
+  do
+    n = recv (conn, c, sizeof c, 0);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    {
+      _cleanup_error_ struct kist_error *e = NULL;
+      kist_error_make (&e, errno,
+                       "the container init cannot read the start message (does the seccomp "
+                       "profile, loaded before the user switch because noNewPrivileges is "
+                       "false, deny recvfrom?)");
+      init_fail (conn, e);
+    }
+  return n >= 1 && c[0] == KIST_SYNC_START;
+}
+
+/* Accept connections on the start socket until one sends START; returns it.
+ * A connection that closes without a word is dropped; a failure to accept
+ * ends the init.  Without a start socket (run, sandbox: start_fd -1) START
+ * comes on the sync socket SYNC, and anything else (EOF: the kist that made
+ * the init is gone) ends the init. */
+static int
+wait_start (int start_fd, int sync)
+{
+  if (start_fd < 0)
+    {
+      if (start_word (sync))
+        return sync;
+      _exit (KIST_EXIT_FAILURE);
+    }
+  close (sync);
   for (;;)
     {
       int conn = accept4 (start_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -94,21 +124,10 @@ wait_start (int start_fd)
             continue;
           _exit (KIST_EXIT_FAILURE);
         }
-      char c[2] = { 0, 0 };
-      ssize_t n;
-      do
-        n = recv (conn, c, sizeof c, 0);
-      while (n < 0 && errno == EINTR);
-      if (n >= 1 && c[0] == KIST_SYNC_START)
-        return conn;
-      if (n < 0)
+      if (start_word (conn))
         {
-          _cleanup_error_ struct kist_error *e = NULL;
-          kist_error_make (&e, errno,
-                           "the container init cannot read the start message (does the seccomp "
-                           "profile, loaded before the user switch because noNewPrivileges is "
-                           "false, deny recvfrom?)");
-          init_fail (conn, e);
+          close (start_fd);
+          return conn;
         }
       close (conn);
     }
@@ -170,10 +189,8 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
    * kill an init that had not cleared the signal yet. */
   if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
     _exit (KIST_EXIT_FAILURE);
-  close (fd);
 
-  int conn = wait_start (ctx->start_fd);
-  close (ctx->start_fd);
+  int conn = wait_start (ctx->start_fd, fd);
   ctx->start_fd = -1;
 
   /* `start`: the rest is reported to the start client over conn, and the
@@ -521,8 +538,9 @@ create_spawn (struct create_job *j, struct kist_error **err)
     return kist_error_make (err, errno, "socketpair");
   j->sync_parent = pair[0];
   j->sync_child = pair[1];
-  j->start_fd = start_socket (j->state_dirfd, true, err);
-  if (j->start_fd < 0 || join_pid_ns_for_children (j->spec, err) < 0)
+  if (j->o->start_conn == NULL && (j->start_fd = start_socket (j->state_dirfd, true, err)) < 0)
+    return -1;
+  if (join_pid_ns_for_children (j->spec, err) < 0)
     return -1;
 
   unsigned long flags = kist_ns_clone_flags (j->spec);
@@ -732,6 +750,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   *pid_out = j.ctx.pid;
   if (o->pty_master)
     *o->pty_master = steal_fd (&j.ctx.tty.master);
+  if (o->start_conn)
+    *o->start_conn = steal_fd (&j.sync_parent);
   return 0;
 
 fail:
@@ -803,10 +823,10 @@ collect_start (int conn, pid_t pid, struct kist_report *r, const char *id,
 }
 
 int
-kist_container_start (int rootfd, const char *id, struct kist_report *r,
+kist_container_start (int rootfd, const char *id, int given_conn, struct kist_report *r,
                       kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
 {
-  _cleanup_close_ int dirfd = -1, conn = -1;
+  _cleanup_close_ int dirfd = -1, conn = given_conn;
   _cleanup_report_ struct kist_report *stored = NULL;
   struct kist_state st = { 0 };
   enum kist_status status;
@@ -828,8 +848,7 @@ kist_container_start (int rootfd, const char *id, struct kist_report *r,
       if (e1)
         kist_log_warn ("report.json of `%s`: %s", id, e1->msg);
     }
-  conn = start_socket (dirfd, false, err);
-  if (conn < 0)
+  if (conn < 0 && (conn = start_socket (dirfd, false, err)) < 0)
     {
       ret = -1;
       goto out;

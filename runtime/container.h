@@ -29,9 +29,11 @@ struct kist_globals
 /* start: the init's last entries go into r (NULL: the stored report only);
  * on_ready (may be NULL) is called with them once the init is about to
  * execve (run and sandbox print --report - there, before the container's
- * own output). */
+ * own output).  conn: the init's sync socket that kist_create handed over
+ * (opts.start_conn: run and sandbox; taken, closed here), or -1: connect to
+ * the container's start.sock (kist start). */
 typedef void (*kist_start_ready_fn) (const struct kist_report *r, void *arg);
-int kist_container_start (int rootfd, const char *id, struct kist_report *r_or_null,
+int kist_container_start (int rootfd, const char *id, int conn, struct kist_report *r_or_null,
                           kist_start_ready_fn on_ready, void *arg, struct kist_error **err);
 
 /* process.c: in the child of the clone of create or exec, before anything
@@ -93,6 +95,10 @@ struct kist_create_opts
   bool report_at_start;          /* run: write --report/--report-fd, and store
                                     report.json, after start's entries (kist_create
                                     writes --report only on failure) */
+  int *start_conn;               /* run, sandbox: no start.sock; the init waits for START on
+                                    its sync socket, whose parent end is handed here for
+                                    kist_container_start (an init whose kist dies before it
+                                    sends START reads EOF and exits); NULL: kist create */
   int *pty_master;               /* run in the foreground: receives the pty master of
                                     process.terminal without --console-socket (-1 if
                                     none); NULL: kist create, which detaches */

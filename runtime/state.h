@@ -3,8 +3,10 @@
  *
  * Layout: ROOT/ID/ with
  *   state.json   our state (atomic replace), see struct kist_state
+ *   .state.json.next  the previous state.json, rewritten as the next one
  *   report.json  the last report (atomic replace)
- *   start.sock   the socket the waiting container init accepts `start` on
+ *   start.sock   the socket the waiting init of a `create` accepts `start` on
+ *                (run and sandbox start their init over its sync socket)
  * Every operation on one id holds an flock on ROOT/ID/ (the directory fd). */
 #ifndef KIST_STATE_H
 #define KIST_STATE_H

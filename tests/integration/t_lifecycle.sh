@@ -38,9 +38,25 @@ if [ "/proc/$pid/exe" -ef "$B/rootfs/bin/busybox" ]; then
 else
   ok "created init's /proc/PID/exe is not yet the container's binary"
 fi
+# The state dir of a create: the record, and the socket `kist start` connects
+# to (its name is the state dir's, not a hash: the id is short).
+expect_true "create made the start socket start.sock in the state dir" test -S "$ROOT/$id/start.sock"
 sleep 0.3
 expect_true "created init is still alive and waiting after 0.3 s" pid_alive "$pid"
 expect_eq "still created after 0.3 s" created "$(state_field "$id" status)"
+
+# ---- run starts what it created: no start socket --------------------------------
+# (the init takes START on its sync socket; had run died before sending it,
+# the init would read EOF and exit: tests/fault f_kill, sandbox.)
+rid=$(new_id liferun)
+kc runsock run --detach --bundle "$B" "$rid"
+expect_eq "run --detach exits 0" 0 "$RC"
+expect_eq "run --detach: running" running "$(state_field "$rid" status)"
+expect_eq "run made no start socket; the state dir holds the record and the report" \
+  ".state.json.next report.json state.json" "$(ls -A "$ROOT/$rid" | sort | tr '\n' ' ' | sed 's/ $//')"
+kc runsockstart start "$rid"
+expect_ne "start of a container run started fails" 0 "$RC"
+kist delete --force "$rid" > /dev/null 2>&1
 
 # ---- start -----------------------------------------------------------------
 kc start start "$id"
