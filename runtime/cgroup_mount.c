@@ -29,8 +29,45 @@
 /* The visible cgroup2 mount of /proc/self/mountinfo: its mount point and
  * (if root) its root field, as the calling process's cgroup namespace shows
  * it. */
+/* What find_mount found, for the process that found it: a create asks two
+ * or three times (the intent record's scope, the cgroup layer, the cgroup
+ * namespace's note), and each read of mountinfo cost 0.1-0.2 ms here.  A
+ * forked child (the container's setup process, in new namespaces) looks
+ * again, and so does anyone after an error. */
+static struct
+{
+  pid_t pid;
+  char *mount, *root;
+} found;
+
+static int
+find_mount_read (char **mount, char **root, struct kist_error **err);
+
 static int
 find_mount (char **mount, char **root, struct kist_error **err)
+{
+  if (found.mount == NULL || found.pid != getpid ())
+    {
+      free (found.mount);
+      free (found.root);
+      found.mount = found.root = NULL;
+      if (find_mount_read (&found.mount, &found.root, err) < 0)
+        {
+          *mount = NULL;
+          if (root)
+            *root = NULL;
+          return -1;
+        }
+      found.pid = getpid ();
+    }
+  *mount = xstrdup (found.mount);
+  if (root)
+    *root = xstrdup (found.root);
+  return 0;
+}
+
+static int
+find_mount_read (char **mount, char **root, struct kist_error **err)
 {
   _cleanup_mountinfo_ struct kist_mountinfo t = { 0 };
   *mount = NULL;
