@@ -820,6 +820,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .landlock = sb_landlock,
     .die_with_parent = true,
     .start_conn = &start_conn,
+    .report_at_start = true, /* report.json stored once, with start's entries */
     .with_init = true,
     .init_status_fd = init_wr,
     .exact_env = true,

@@ -92,7 +92,7 @@ struct kist_create_opts
    * as the caller (sandbox.h, sandbox_fallback.c); NULL: none. */
   const struct kist_sandbox_fallback *fallback;
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
-  bool report_at_start;          /* run: write --report/--report-fd, and store
+  bool report_at_start;          /* run, sandbox: write --report/--report-fd, and store
                                     report.json, after start's entries (kist_create
                                     writes --report only on failure) */
   int *start_conn;               /* run, sandbox: no start.sock; the init waits for START on
