@@ -679,7 +679,7 @@ teardown (int rootfd, const char *root, const char *id, const struct kist_sandbo
       kist_report_failed (r, "workspace", o->workspace, EBUSY, &ignored,
                           "discarded (the sandbox could not be torn down)");
     }
-  bool removed = kist_sandbox_dir_remove (rootfd, root, id, o->keep, NULL, &e2) >= 0;
+  bool removed = d->dirless || kist_sandbox_dir_remove (rootfd, root, id, o->keep, NULL, &e2) >= 0;
   if (!removed)
     kist_error_wrap (&e2, "sandbox teardown");
   if (r)
@@ -687,8 +687,10 @@ teardown (int rootfd, const char *root, const char *id, const struct kist_sandbo
       if (deleted && removed)
         kist_report_applied (r, "teardown", NULL,
                              "processes killed, cgroup scope and state dir removed (delete "
-                             "--force, verified); sandbox dir %s, verified gone",
-                             d->work && o->keep ? "root removed, work dir kept" : "removed");
+                             "--force, verified); sandbox dir %s",
+                             d->dirless ? "none made (shared empty root or --rootfs)"
+                             : d->work && o->keep ? "root removed, work dir kept, verified gone"
+                                                  : "removed, verified gone");
       else
         {
           _cleanup_error_ struct kist_error *ignored = NULL;

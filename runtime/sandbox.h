@@ -187,7 +187,7 @@ int kist_sandbox_help (void);
 /* The directory of one sandbox (all paths absolute). */
 struct kist_sandbox_dir
 {
-  char *path;     /* ROOT/~sandbox/ID: the bundle */
+  char *path;     /* ROOT/~sandbox/ID: the bundle (ROOT/~sandbox when dirless) */
   char *rootfs;   /* root.path: ROOT/~sandbox/ID/rootfs, or --rootfs */
   char *work;     /* ROOT/~sandbox/ID/work with --keep, .../scratch in the Landlock
                      fallback, else NULL */
@@ -197,6 +197,8 @@ struct kist_sandbox_dir
   struct kist_workspace_plan ws; /* how the workspace is mounted (workspace.h) */
   bool shared;    /* rootfs is the shared root ROOT/~sandbox-root/KEY ... */
   int shared_fd;  /* ... and this fd holds its shared flock (closed by _clear) */
+  bool dirless;   /* nothing to put in ROOT/~sandbox/ID (shared root or --rootfs, no
+                     --keep, --workspace or fallback scratch): not made */
 };
 void kist_sandbox_dir_clear (struct kist_sandbox_dir *d);
 

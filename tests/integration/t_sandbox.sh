@@ -243,6 +243,23 @@ suite ()
     expect_eq "memory: limits not applied in the summary ($MODE)" false "$(jget "$rep" limits.applied)"
   fi
 
+  # 11b. A sandbox on the shared empty root makes no ROOT/~sandbox/ID: seen
+  # from outside while it runs (its state dir is there), and its report's
+  # teardown says so.
+  rep=$REPDIR/$MODE-dirless.json
+  ks dirless "${BASE[@]}" --report "$rep" -- sleep 0.8 &
+  local bg=$! i seen=""
+  for ((i = 0; i < 70; i++)); do
+    seen=$(ls -d "$SROOT"/sandbox-* 2> /dev/null | head -1)
+    [ -n "$seen" ] && break
+    sleep 0.01
+  done
+  expect_ne "dirless: the running sandbox has a state dir ($MODE)" "" "$seen"
+  expect_eq "dirless: and no ROOT/~sandbox/ID ($MODE)" "" "$(ls -A "$SROOT/~sandbox" 2> /dev/null)"
+  wait "$bg"
+  expect_contains "dirless: the teardown says no sandbox dir was made ($MODE)" \
+    "$(layer_field "$rep" teardown detail)" "sandbox dir none made"
+
   # 12. Failures before the command: 125, 127.
   ks notfound "${BASE[@]}" -- /usr/bin/does-not-exist
   expect_eq "not found: exit 127 ($MODE)" 127 "$RC"
