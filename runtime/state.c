@@ -167,8 +167,8 @@ remember (const struct stat *dst, char **json)
  * minute, reading each one's dtime: this machine's /run and /tmp), a rewrite
  * ~0.02 ms.  Every writer holds the state dir's flock (state_dir.c), so the
  * scratch name is fixed.  A reader that opened the old record right before
- * an exchange and is still reading it when the next replacement truncates
- * and rewrites it gets a prefix of the new text, which does not parse
+ * an exchange and is still reading it when the next replacement cuts and
+ * rewrites it gets a prefix of the new text, which does not parse
  * (kist_state_read reads again): the rewrite is kept to records of one page,
  * so that no old and new pages can mix; a larger record takes a new inode
  * (kist_write_file_atomic). */
@@ -178,14 +178,29 @@ remember (const struct stat *dst, char **json)
 static int
 state_replace (int dirfd, const char *json, size_t n, struct kist_error **err)
 {
-  if (n > STATE_REWRITE_MAX)
+  if (n > STATE_REWRITE_MAX || json[0] != '{')
     return kist_write_file_atomic (dirfd, KIST_STATE_FILE, json, n, 0600, err);
   {
-    _cleanup_close_ int fd = openat (dirfd, STATE_SCRATCH,
-                                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    _cleanup_close_ int fd
+        = openat (dirfd, STATE_SCRATCH, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
       return kist_error_make (err, errno, "create `%s`", STATE_SCRATCH);
-    int r = kist_write_all (fd, json, n);
+    /* Cut to its first byte, not to 0 (O_TRUNC): a truncate to 0 frees the
+     * file's blocks and makes ext4 (auto_da_alloc) start the writeback of
+     * the new data at close, ~0.18 ms against ~0.01 ms here.  The first byte
+     * of a record is always `{`, so a reader of the old record still sees a
+     * prefix of the new one, never old bytes after new ones. */
+    int r = ftruncate (fd, 1) < 0 ? -errno : 0;
+    for (size_t off = 0; r == 0 && off < n;)
+      {
+        ssize_t w = pwrite (fd, json + off, n - off, (off_t) off);
+        if (w < 0 && errno == EINTR)
+          continue;
+        if (w <= 0)
+          r = w < 0 ? -errno : -EIO;
+        else
+          off += (size_t) w;
+      }
     if (r == 0 && fchmod (fd, 0600) < 0)
       r = -errno;
     if (r < 0)
