@@ -51,8 +51,27 @@ kist_json_gen_take (yajl_gen g)
     len--;
   char *s = xmalloc (len + 1);
   size_t o = 0;
+  /* The next '[' and '{' at or after i (len: none; SIZE_MAX: not looked
+   * for yet), found with memchr. */
+  size_t sq = SIZE_MAX, cu = SIZE_MAX;
   for (size_t i = 0; i < len; i++)
     {
+      if (sq == SIZE_MAX || sq < i)
+        {
+          const unsigned char *p = memchr (out + i, '[', len - i);
+          sq = p ? (size_t) (p - out) : len;
+        }
+      if (cu == SIZE_MAX || cu < i)
+        {
+          const unsigned char *p = memchr (out + i, '{', len - i);
+          cu = p ? (size_t) (p - out) : len;
+        }
+      size_t next = sq < cu ? sq : cu; /* up to the next bracket in one copy */
+      memcpy (s + o, out + i, next - i);
+      o += next - i;
+      i = next;
+      if (i >= len)
+        break;
       s[o++] = (char) out[i];
       /* yajl beautifies an empty array or object as "[\n\n  ]": write "[]".
        * A raw newline never occurs inside a JSON string, so this only ever

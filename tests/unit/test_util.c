@@ -346,6 +346,36 @@ nested (size_t n, size_t *len)
  * 300000 levels deep overflowed the stack in yajl_tree_free, and annotations
  * 130 levels deep overran yajl_gen's stack.  Every parser goes through
  * kist_json_parse, which refuses them. */
+/* kist_json_gen_take: pretty text as yajl writes it, but empty arrays and
+ * objects as [] and {}, brackets inside strings untouched, no final newline. */
+START_TEST (test_json_gen_take)
+{
+  yajl_gen g = kist_json_gen_new (true, false);
+  yajl_gen_map_open (g);
+  static const char *keys[] = { "a", "b", "c[", "d" };
+  yajl_gen_string (g, (const unsigned char *) keys[0], 1);
+  yajl_gen_array_open (g);
+  yajl_gen_array_close (g);
+  yajl_gen_string (g, (const unsigned char *) keys[1], 1);
+  yajl_gen_map_open (g);
+  yajl_gen_map_close (g);
+  yajl_gen_string (g, (const unsigned char *) keys[2], 2);
+  yajl_gen_string (g, (const unsigned char *) "{[x]}", 5);
+  yajl_gen_string (g, (const unsigned char *) keys[3], 1);
+  yajl_gen_array_open (g);
+  yajl_gen_integer (g, 1);
+  yajl_gen_array_open (g);
+  yajl_gen_array_close (g);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+  char *s = kist_json_gen_take (g);
+  ck_assert_str_eq (s, "{\n  \"a\": [],\n  \"b\": {},\n  \"c[\": \"{[x]}\",\n  \"d\": [\n    1,\n"
+                       "    []\n  ]\n}");
+  free (s);
+  yajl_gen_free (g);
+}
+END_TEST
+
 START_TEST (test_json_depth)
 {
   struct kist_error *err = NULL;
@@ -505,6 +535,7 @@ util_suite (void)
   tcase_add_test (tc, test_read_write_all);
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_json_depth);
+  tcase_add_test (tc, test_json_gen_take);
   suite_add_tcase (s, tc);
   return s;
 }
