@@ -10,11 +10,14 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -104,11 +107,81 @@ kist_cgroup_mount (char **mount, struct kist_error **err)
   return find_mount (mount, NULL, err);
 }
 
+/* statmount(2) (Linux 6.8; the headers here are older): one mount's root
+ * as the caller's namespaces show it, without the whole mountinfo table
+ * (0.15-0.2 ms here in a new mount namespace). */
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+#define KIST_STATX_MNT_ID_UNIQUE 0x4000U
+#define KIST_STATMOUNT_SB_BASIC 0x1U
+#define KIST_STATMOUNT_MNT_ROOT 0x8U
+struct kist_mnt_id_req
+{
+  uint32_t size, spare;
+  uint64_t mnt_id, param;
+};
+struct kist_statmount
+{
+  uint32_t size, spare1;
+  uint64_t mask;
+  uint32_t sb_dev_major, sb_dev_minor;
+  uint64_t sb_magic;
+  uint32_t sb_flags, fs_type;
+  uint64_t mnt_id, mnt_parent_id;
+  uint32_t mnt_id_old, mnt_parent_id_old;
+  uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
+  uint32_t mnt_root, mnt_point;
+  uint64_t spare2[50];
+  char str[];
+};
+
+/* The root field of the cgroup2 mount at MOUNT (the one visible there), or
+ * NULL when the kernel has no statmount or says something else. */
+static char *
+statmount_cgroup2_root (const char *mount)
+{
+  struct statx stx;
+  if (statx (AT_FDCWD, mount, AT_NO_AUTOMOUNT, KIST_STATX_MNT_ID_UNIQUE, &stx) < 0
+      || !(stx.stx_mask & KIST_STATX_MNT_ID_UNIQUE))
+    return NULL;
+  struct kist_mnt_id_req req = { .size = sizeof req, .mnt_id = stx.stx_mnt_id,
+                                 .param = KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT };
+  union
+  {
+    struct kist_statmount sm;
+    char buf[sizeof (struct kist_statmount) + PATH_MAX];
+  } u;
+  long n = syscall (SYS_statmount, &req, &u.sm, sizeof u, 0);
+  if (n < 0 || (u.sm.mask & (KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT))
+                   != (KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT)
+      || u.sm.sb_magic != CGROUP2_SUPER_MAGIC || u.sm.size > sizeof u
+      || u.sm.mnt_root >= u.sm.size - offsetof (struct kist_statmount, str))
+    return NULL;
+  const char *root = u.sm.str + u.sm.mnt_root;
+  if (memchr (root, '\0', u.sm.size - offsetof (struct kist_statmount, str) - u.sm.mnt_root)
+      == NULL)
+    return NULL;
+  return xstrdup (root);
+}
+
 char *
 kist_cgroup_ns_root_note (void)
 {
   _cleanup_free_ char *mount = NULL, *root = NULL;
-  if (find_mount (&mount, &root, NULL) < 0)
+  /* The mount point is the one this process (or the kist it was forked
+   * from, before the namespaces changed its view of the root) found. */
+  if (found.mount)
+    {
+      mount = xstrdup (found.mount);
+      root = statmount_cgroup2_root (mount);
+      if (root == NULL)
+        {
+          free (mount);
+          mount = NULL;
+        }
+    }
+  if (root == NULL && find_mount (&mount, &root, NULL) < 0)
     return NULL;
   /* The root of the hierarchy, shown from the namespace's root: "/" at it,
    * "/.." one level below it, and so on. */
