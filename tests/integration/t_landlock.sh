@@ -45,6 +45,13 @@ s.bind("\0" + sys.argv[1])
 s.listen(16)
 time.sleep(600)' "$ABSTRACT" < /dev/null > /dev/null 2>&1 &
 LISTENER=$!
+# Bound before any sandbox looks for it (python's start-up under load can
+# take longer than the first sandboxes: ECONNREFUSED, not the scope's EPERM).
+for ((i = 0; i < 500; i++)); do
+  grep -q "@$ABSTRACT\$" /proc/net/unix 2> /dev/null && break
+  sleep 0.01
+done
+grep -q "@$ABSTRACT\$" /proc/net/unix || fail "the host's abstract socket @$ABSTRACT is listening"
 test_cleanup ()
 {
   kill "$LISTENER" 2> /dev/null
