@@ -870,7 +870,8 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     }
   kist_forward_signals (pid);
   f.init = pid;
-  if (kist_container_start (rootfd, id, steal_fd (&start_conn), r, sandbox_report_ready, &f, err) < 0)
+  if (kist_container_start (rootfd, id, steal_fd (&start_conn), r, sandbox_report_ready, &f, err)
+      < 0)
     {
       emit_report (&f, r, true);
       status = kist_error_exit_status (*err);

@@ -475,10 +475,11 @@ create_scope_intent (struct create_job *j)
 
 /* The state directory, locked, with state.json as an intent record
  * (creating): it names the cgroup scope kist is about to create from its
- * first write, and is rewritten as each resource is made (the scope made, the
- * init pid and start time as soon as clone returned), so that `delete` and `kist gc` find and remove what a killed
- * create left.  From here on, a failure removes it again.  Then the report
- * and the hooks kept for later. */
+ * first write, and is rewritten as each resource is made (the scope made,
+ * the init pid and start time as soon as clone returned), so that `delete`
+ * and `kist gc` find and remove what a killed create left.  From here on,
+ * a failure removes it again.  Then the report and the hooks kept for
+ * later. */
 static int
 create_state (struct create_job *j, struct kist_report **report, struct kist_error **err)
 {
