@@ -462,7 +462,7 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
    * nothing kept or scratch.  The bundle is then ROOT/~sandbox, which holds
    * no bundle files either way (the config is passed in memory). */
   bool needs_dir = o->workspace || o->keep || o->fallback;
-  if (!needs_dir && o->rootfs == NULL
+  if (o->rootfs == NULL
       && kist_sandbox_shared_root (rootfd, root_path, o, &out->rootfs, &out->shared_fd) > 0)
     out->shared = true;
   if (!needs_dir && (o->rootfs || out->shared))
@@ -474,7 +474,11 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
       return 0;
     }
   if (mkdirat (sbfd, id, 0700) < 0)
-    return kist_error_make (err, errno, "create %s", path);
+    {
+      kist_error_make (err, errno, "create %s", path);
+      kist_sandbox_dir_clear (out); /* the shared root's lock, if taken */
+      return -1;
+    }
   _cleanup_close_ int idfd = openat (sbfd, id, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
   if (idfd < 0)
     {
@@ -483,10 +487,7 @@ kist_sandbox_dir_create (int rootfd, const char *root_path, const char *id,
     }
   if (o->rootfs)
     out->rootfs = xstrdup (o->rootfs);
-  else if (out->shared
-           || kist_sandbox_shared_root (rootfd, root_path, o, &out->rootfs, &out->shared_fd) > 0)
-    out->shared = true;
-  else
+  else if (!out->shared)
     {
       /* mkdir applies the umask: set the mode explicitly. */
       if (mkdirat (idfd, "rootfs", 0755) < 0)
