@@ -191,16 +191,8 @@ state_replace (int dirfd, const char *json, size_t n, struct kist_error **err)
      * of a record is always `{`, so a reader of the old record still sees a
      * prefix of the new one, never old bytes after new ones. */
     int r = ftruncate (fd, 1) < 0 ? -errno : 0;
-    for (size_t off = 0; r == 0 && off < n;)
-      {
-        ssize_t w = pwrite (fd, json + off, n - off, (off_t) off);
-        if (w < 0 && errno == EINTR)
-          continue;
-        if (w <= 0)
-          r = w < 0 ? -errno : -EIO;
-        else
-          off += (size_t) w;
-      }
+    if (r == 0)
+      r = kist_write_all (fd, json, n); /* from offset 0: the fd was just opened */
     if (r == 0 && fchmod (fd, 0600) < 0)
       r = -errno;
     if (r < 0)
