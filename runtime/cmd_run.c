@@ -44,7 +44,7 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   _cleanup_report_ struct kist_report *r = NULL;
   pid_t pid = 0;
   int pty = -1;
-  _cleanup_close_ int conn = -1;
+  struct kist_start_conn conn __attribute__ ((cleanup (kist_start_conn_close))) = { .fd = -1 };
   o.start_conn = &conn; /* run starts what it created: no start.sock */
   if (!detach)
     o.pty_master = &pty; /* a terminal without --console-socket: relayed below */
@@ -57,7 +57,7 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   if (!detach)
     kist_forward_signals (pid);
   struct run_report rr = { .o = &o };
-  if (kist_container_start (rootfd, o.id, steal_fd (&conn), r, report_ready, &rr, err) < 0)
+  if (kist_container_start (rootfd, o.id, &conn, r, report_ready, &rr, err) < 0)
     {
       int status = kist_error_exit_status (*err);
       if (pty >= 0)

@@ -16,7 +16,7 @@ kist_cmd_start (const struct kist_globals *g, int argc, char **argv, struct kist
   _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
   if (rootfd < 0)
     return KIST_EXIT_FAILURE;
-  if (kist_container_start (rootfd, id, -1, NULL, NULL, NULL, err) < 0)
+  if (kist_container_start (rootfd, id, NULL, NULL, NULL, NULL, err) < 0)
     return kist_error_exit_status (*err);
   return 0;
 }

@@ -133,6 +133,27 @@ wait_start (int start_fd, int sync)
     }
 }
 
+/* create: the COMMIT (the state is written: from now on the init outlives
+ * the kist process that created it, except in a sandbox, which dies with its
+ * kist), its acknowledgement, then `start`'s connection (wait_start). */
+static int
+init_wait_commit_and_start (struct kist_ctx *ctx, int fd)
+{
+  char type = 0;
+  _cleanup_free_ char *commit = NULL;
+  if (kist_sync_recv (fd, &type, &commit, NULL) < 0 || type != KIST_SYNC_GO)
+    _exit (KIST_EXIT_FAILURE);
+  if (!ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, 0) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  /* Acknowledged: kist_create returns only now, so that its exit cannot
+   * kill an init that had not cleared the signal yet. */
+  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
+    _exit (KIST_EXIT_FAILURE);
+  int conn = wait_start (ctx->start_fd, fd);
+  ctx->start_fd = -1;
+  return conn;
+}
+
 static void __attribute__ ((noreturn))
 init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degraded)
 {
@@ -178,20 +199,9 @@ init_main (struct kist_ctx *ctx, const char *operation, const char *allow_degrad
     }
   if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
     _exit (KIST_EXIT_FAILURE);
-  _cleanup_free_ char *commit = NULL;
-  if (kist_sync_recv (fd, &type, &commit, NULL) < 0 || type != KIST_SYNC_GO)
-    _exit (KIST_EXIT_FAILURE);
-  /* Committed: from now on the init outlives the kist process that created
-   * it (except in a sandbox, which dies with its kist). */
-  if (!ctx->die_with_parent && prctl (PR_SET_PDEATHSIG, 0) < 0)
-    _exit (KIST_EXIT_FAILURE);
-  /* Acknowledged: kist_create returns only now, so that its exit cannot
-   * kill an init that had not cleared the signal yet. */
-  if (kist_sync_send (fd, KIST_SYNC_READY, NULL, 0) < 0)
-    _exit (KIST_EXIT_FAILURE);
-
-  int conn = wait_start (ctx->start_fd, fd);
-  ctx->start_fd = -1;
+  /* run and sandbox go on into the start at once (nothing runs before
+   * start's GO anyway); create waits for its commit and for `start`. */
+  int conn = ctx->start_at_ready ? fd : init_wait_commit_and_start (ctx, fd);
 
   /* `start`: the rest is reported to the start client over conn, and the
    * filter is loaded only now, so that it cannot deny anything kist still
@@ -317,9 +327,46 @@ init_go (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
 /* The init waits for the COMMIT: what it set is read from outside now,
  * before any entry counts as applied (verify.h). */
 static int
+drain_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
+{
+  (void) c, (void) r, (void) err;
+  return 1;
+}
+
+static int
+drain_end (struct kist_collect *c, int ret, struct kist_report *r, struct kist_error **err)
+{
+  (void) c, (void) ret, (void) r, (void) err;
+  return 1;
+}
+
+/* An init that begins its start right after READY (run, sandbox) may fail
+ * in it while kist still verifies the create, and a read from outside of
+ * an init that is exiting fails for that reason only: its own error (sent
+ * before it exits) explains the failure better.  Its messages are read up to
+ * its next READY (it waits then), its ERROR or its end; the start's entries
+ * stay unverified. */
+static int
+init_error_first (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
+{
+  struct kist_collect d = { .who = c->who, .on_ready = drain_ready, .on_end = drain_end,
+                            .abandon = c->abandon };
+  _cleanup_error_ struct kist_error *own = NULL;
+  if (kist_collect_run (c->ctx->sync_fd, &d, r, &own) < 0 && own)
+    {
+      kist_error_freep (err);
+      *err = own;
+      own = NULL;
+    }
+  return -1;
+}
+
+static int
 init_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
 {
-  return kist_verify_outside (c->ctx, c->ctx->pid, r, err) < 0 ? -1 : 1;
+  if (kist_verify_outside (c->ctx, c->ctx->pid, r, err) == 0)
+    return 1;
+  return c->ctx->start_at_ready ? init_error_first (c, r, err) : -1;
 }
 
 /* Read the init's messages until READY (0), an ERROR or its death (< 0). */
@@ -613,8 +660,9 @@ create_commit (struct create_job *j, struct kist_error **err)
     }
   char ack = 0;
   _cleanup_free_ char *ackp = NULL;
-  if (kist_sync_send (j->ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0
-      || kist_sync_recv (j->ctx.sync_fd, &ack, &ackp, NULL) < 0 || ack != KIST_SYNC_READY)
+  if (!j->ctx.start_at_ready /* went on into its start: no COMMIT to wait for */
+      && (kist_sync_send (j->ctx.sync_fd, KIST_SYNC_GO, NULL, 0) < 0
+          || kist_sync_recv (j->ctx.sync_fd, &ack, &ackp, NULL) < 0 || ack != KIST_SYNC_READY))
     return kist_error_make (err, errno, "the container init died before the create was committed");
 
   /* What an engine's user sees in its log: allowed to degrade is not silent. */
@@ -731,6 +779,10 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     *o->pty_master = -1;
   if (create_load (&j, err) < 0)
     return -1;
+  /* run, sandbox: the init begins its start right after READY, unless
+   * startContainer hooks must wait for the commit. */
+  j.ctx.start_at_ready
+      = o->start_conn && (j.spec->hooks == NULL || j.spec->hooks->n_start_container == 0);
   if (create_state (&j, report, err) < 0)
     goto fail;
   j.ctx.root_fd = j.rootfd;
@@ -752,7 +804,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   if (o->pty_master)
     *o->pty_master = steal_fd (&j.ctx.tty.master);
   if (o->start_conn)
-    *o->start_conn = steal_fd (&j.sync_parent);
+    *o->start_conn = (struct kist_start_conn) { .fd = steal_fd (&j.sync_parent),
+                                                .begun = j.ctx.start_at_ready };
   return 0;
 
 fail:
@@ -824,10 +877,12 @@ collect_start (int conn, pid_t pid, struct kist_report *r, const char *id,
 }
 
 int
-kist_container_start (int rootfd, const char *id, int given_conn, struct kist_report *r,
-                      kist_start_ready_fn on_ready, void *arg, struct kist_error **err)
+kist_container_start (int rootfd, const char *id, struct kist_start_conn *given,
+                      struct kist_report *r, kist_start_ready_fn on_ready, void *arg,
+                      struct kist_error **err)
 {
-  _cleanup_close_ int dirfd = -1, conn = given_conn;
+  _cleanup_close_ int dirfd = -1, conn = given ? steal_fd (&given->fd) : -1;
+  const bool begun = given && given->begun;
   _cleanup_report_ struct kist_report *stored = NULL;
   struct kist_state st = { 0 };
   enum kist_status status;
@@ -856,8 +911,8 @@ kist_container_start (int rootfd, const char *id, int given_conn, struct kist_re
     }
   /* The init always waits for this client's GO after READY (the entries are
    * verified from outside first, and a report printed at READY comes before
-   * the container's own output). */
-  if (kist_sync_send (conn, KIST_SYNC_START, NULL, 0) < 0)
+   * the container's own output).  One that began on its own needs no START. */
+  if (!begun && kist_sync_send (conn, KIST_SYNC_START, NULL, 0) < 0)
     {
       ret = kist_error_make (err, errno, "send start to the container init");
       goto out;

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "layer.h"
@@ -26,15 +27,35 @@ struct kist_globals
 
 /* Lifecycle (container.c).  Each fills the report (r) where it makes one. */
 
+/* run and sandbox: the init's sync socket, handed from kist_create to
+ * kist_container_start (no start.sock).  begun: the init went on into its
+ * start right after its create's READY, while kist verified and committed
+ * the create (no container code runs before start's GO either way), so
+ * start sends no START; false when the config has startContainer hooks
+ * (they run only once the create is committed). */
+struct kist_start_conn
+{
+  int fd;
+  bool begun;
+};
+
+static inline void
+kist_start_conn_close (struct kist_start_conn *c)
+{
+  if (c->fd >= 0)
+    close (c->fd);
+}
+
 /* start: the init's last entries go into r (NULL: the stored report only);
  * on_ready (may be NULL) is called with them once the init is about to
  * execve (run and sandbox print --report - there, before the container's
- * own output).  conn: the init's sync socket that kist_create handed over
- * (opts.start_conn: run and sandbox; taken, closed here), or -1: connect to
- * the container's start.sock (kist start). */
+ * own output).  conn: what kist_create handed over in opts.start_conn (run
+ * and sandbox; its fd taken, closed here), or NULL: connect to the
+ * container's start.sock (kist start). */
 typedef void (*kist_start_ready_fn) (const struct kist_report *r, void *arg);
-int kist_container_start (int rootfd, const char *id, int conn, struct kist_report *r_or_null,
-                          kist_start_ready_fn on_ready, void *arg, struct kist_error **err);
+int kist_container_start (int rootfd, const char *id, struct kist_start_conn *conn,
+                          struct kist_report *r_or_null, kist_start_ready_fn on_ready, void *arg,
+                          struct kist_error **err);
 
 /* process.c: in the child of the clone of create or exec, before anything
  * else: the parent's fds that are not for the container closed (its end of
@@ -95,10 +116,11 @@ struct kist_create_opts
   bool report_at_start;          /* run, sandbox: write --report/--report-fd, and store
                                     report.json, after start's entries (kist_create
                                     writes --report only on failure) */
-  int *start_conn;               /* run, sandbox: no start.sock; the init waits for START on
-                                    its sync socket, whose parent end is handed here for
-                                    kist_container_start (an init whose kist dies before it
-                                    sends START reads EOF and exits); NULL: kist create */
+  struct kist_start_conn *start_conn; /* run, sandbox: no start.sock; the init starts over
+                                    its sync socket, whose parent end (and whether the init
+                                    begins its start on its own) is handed here for
+                                    kist_container_start (an init whose kist dies before
+                                    start's GO reads EOF and exits); NULL: kist create */
   int *pty_master;               /* run in the foreground: receives the pty master of
                                     process.terminal without --console-socket (-1 if
                                     none); NULL: kist create, which detaches */

@@ -52,6 +52,10 @@ struct kist_ctx
    * kist_fallback_row says.  NULL: a normal create. */
   const struct kist_sandbox_fallback *fallback;
   const char *pid_file;          /* --pid-file */
+  bool start_at_ready;           /* run, sandbox (kist_start_conn.begun): the init goes on into
+                                    its START rows right after its create's READY, without
+                                    waiting for the commit and START; it clears its
+                                    parent-death signal in kist_process_exec */
   bool detach;
   /* process.terminal (terminal.c): the child keeps the slave until the
    * exec, the parent receives the master. */

@@ -826,8 +826,20 @@ kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
                            "(PR_GET_PDEATHSIG reads back SIGKILL)");
     }
   else
-    kist_report_skip (r, "parent_death_signal",
-                      "none: the process outlives the kist command that started it");
+    {
+      /* An init that began its start on its own (run) still has the signal
+       * its create set until the commit: cleared here, read back (a kist
+       * that dies before start's GO leaves the wait below an EOF). */
+      int sig = 0;
+      if (ctx->start_at_ready
+          && (prctl (PR_SET_PDEATHSIG, 0) < 0 || prctl (PR_GET_PDEATHSIG, &sig) < 0 || sig != 0))
+        return kist_report_failed (r, "parent_death_signal", "", sig ? EPROTO : errno, err,
+                                   "clear the parent-death signal (PR_SET_PDEATHSIG 0): %s",
+                                   sig ? "PR_GET_PDEATHSIG still reads a signal"
+                                       : strerror (errno));
+      kist_report_skip (r, "parent_death_signal",
+                        "none: the process outlives the kist command that started it");
+    }
   if (ctx->rootfs_fd >= 0)
     {
       close (ctx->rootfs_fd);

@@ -480,6 +480,29 @@ expect_contains "SCMP_ACT_KILL: the shell sees status 159" "$OUT" "keyctl-status
 expect_contains "SCMP_ACT_KILL_PROCESS: the shell sees status 159" "$OUT" "add_key-status=159"
 expect_contains "SCMP_ACT_KILL: the shell went on" "$OUT" "alive"
 
+# ---- 7b. a filter that lets no execve through: the init's own error -------------------
+# run's init goes on into its start (fds, the filter, the check of which
+# execve the filter lets through) right after its create's READY, while kist
+# still reads the create's layers from outside; an init that fails there
+# exits during that read, which then fails too (its /proc/PID/ns links are
+# gone).  The error must be the init's, every time, not the read's.
+cfg_reset
+C_LINUX_EXTRA=', "seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+  {"names": ["execve", "execveat"], "action": "SCMP_ACT_ERRNO"}]}'
+C_ARGS='["/bin/true"]'
+b=$(pbundle noexec)
+bad=""
+for i in 1 2 3 4 5; do
+  id=$(new_id "noexec$i")
+  kc "noexec$i" run --bundle "$b" "$id"
+  if [ "$RC" != 126 ] || ! grep -q "allows neither execve nor execveat" "$LAST.err"; then
+    bad+=" run $i: exit $RC: $ERR;"
+  fi
+done
+expect_eq "a filter that denies execve and execveat: run fails with its own error (exit 126), 5 of 5" \
+  "" "$bad"
+expect_eq "a filter that denies execve and execveat: no state dir left" "" "$(leftover_state)"
+
 # ---- 8. TIOCSTI cannot reach the caller's terminal -----------------------------------
 # kist runs on a pty (script(1)); the container's stdin is that terminal.
 # After the container, the shell on the pty reads what is pending: a byte
