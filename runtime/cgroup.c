@@ -559,8 +559,7 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
                                   abs);
         }
     }
-  if (cg_apply_plan (scope_fd, abs, mount, plan, &st, r, err) < 0
-      || (!plan->has_devices && apply_devices (scope_fd, plan, true, r, err) < 0))
+  if (cg_apply_plan (scope_fd, abs, mount, plan, &st, r, err) < 0)
     {
       /* The scope goes again, and no process was in it: no "cgroup" entry
        * (the report ends with the limit that failed). */
@@ -592,8 +591,19 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
   cg->path = steal_pointer (&rel);
   cg->dirfd = steal_fd (&scope_fd);
   cg->created_from = steal_pointer (&created);
+  cg->default_devices = !plan->has_devices; /* kist_cgroup_default_devices */
   *out = cg;
   return 0;
+}
+
+int
+kist_cgroup_default_devices (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+{
+  struct kist_cgroup *cg = ctx->cgroup;
+  if (cg == NULL || !cg->default_devices)
+    return 0;
+  cg->default_devices = false;
+  return apply_devices (cg->dirfd, NULL, true, r, err);
 }
 
 /* ---------------------------------------------------------------- joining */

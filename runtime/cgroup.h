@@ -30,6 +30,8 @@ struct kist_cgroup
   char *path;         /* the scope relative to the mount, no leading '/': "kist/c1" */
   int dirfd;          /* O_DIRECTORY|O_PATH-free dir fd of the scope (CLONE_INTO_CGROUP), -1 if none */
   char *created_from; /* the topmost directory kist created (removed on delete), relative, or NULL */
+  bool default_devices; /* no linux.resources.devices: runc's default device rules are still to
+                           be attached (kist_cgroup_default_devices) */
 };
 
 void kist_cgroup_free (struct kist_cgroup *cg);
@@ -59,6 +61,17 @@ int kist_cgroup_mount (char **mount, struct kist_error **err);
  * requested ("no scope: ...") and *out is NULL. */
 int kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgroup **out,
                        struct kist_error **err);
+
+/* PARENT, after GO, while the init does its setup: without
+ * linux.resources.devices, runc's default device rules attached to
+ * ctx->cgroup ("cgroup.devices", read back; not requested, with the reason,
+ * where kist cannot load a device program and runc ignores that too).  Those
+ * rules let every mknod and every device the setup opens through, so the
+ * setup is the same before and after they are attached; the configured
+ * rules of linux.resources.devices are attached by kist_cgroup_apply, before
+ * clone.  Nothing to do without a scope or with configured rules. */
+int kist_cgroup_default_devices (struct kist_ctx *ctx, struct kist_report *r,
+                                 struct kist_error **err);
 
 /* ---- The one way into a scope, for the container's init (create) and for
  * exec's helper: kist_cgroup_clone, then kist_cgroup_join. */

@@ -797,7 +797,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       kist_error_make (err, errno, "the container init is gone before setup");
       goto fail;
     }
-  if (collect_init (&j.ctx, j.r, err) < 0 || kist_terminal_deliver (&j.ctx, j.r, err) < 0
+  if (kist_layers_run_parent (KIST_PHASE_BESIDE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
+      || collect_init (&j.ctx, j.r, err) < 0 || kist_terminal_deliver (&j.ctx, j.r, err) < 0
       || create_commit (&j, err) < 0)
     goto fail;
   *pid_out = j.ctx.pid;

@@ -114,6 +114,13 @@ const struct kist_layer_def kist_layers[] = {
     "linux.netDevices, a grant: moved into the new network namespace (or the one joined by "
     "path) before the init's network.loopback counts its links; read back from outside" },
 
+  /* ---- BESIDE: the parent, after GO, while the child does its SETUP. */
+  { KIST_PHASE_BESIDE, CR, kist_cgroup_default_devices, NULL, E (L ("cgroup.devices")),
+    "runc's default device rules (no linux.resources.devices): they let every mknod and "
+    "every device the setup opens through, so the setup does not depend on when they are "
+    "attached; loaded while the child works, before its READY is answered (configured rules: "
+    "in PREPARE, with the scope)" },
+
   /* ---- SETUP: in the container (the init; exec's process from
    * `terminal` on). */
   { KIST_PHASE_SETUP, EX, kist_exec_cpu_affinity_initial, NULL, E (O ("exec_cpu_affinity")),

@@ -260,6 +260,8 @@ enum kist_phase
 {
   KIST_PHASE_PREPARE, /* parent, before clone: refuse, compile, make the scope */
   KIST_PHASE_ENTER,   /* parent, after clone, the child waiting: scope join, id maps */
+  KIST_PHASE_BESIDE,  /* parent, after GO, while the child does its SETUP (nothing it
+                         does depends on these rows; no READY is answered before them) */
   KIST_PHASE_SETUP,   /* in the container: the init (create) or the process (exec) */
   KIST_PHASE_START,   /* in the container, last: the init after `start`, the exec'd
                          process after its setup; ends in execve */
