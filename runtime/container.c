@@ -418,6 +418,7 @@ struct create_job
   char *root, *bundle, *rootfs, *created, *owner, *annotations, *cgroup_abs, *cgroup_created_abs;
   int rootfd, bundle_fd, state_dirfd, sync_parent, sync_child, start_fd;
   bool state_created, report_written;
+  bool pid_recorded;             /* the intent record names the init (create_record_pid) */
 };
 
 static void
@@ -523,8 +524,9 @@ create_scope_intent (struct create_job *j)
 /* The state directory, locked, with state.json as an intent record
  * (creating): it names the cgroup scope kist is about to create from its
  * first write, and is rewritten as each resource is made (the scope made,
- * the init pid and start time as soon as clone returned), so that `delete`
- * and `kist gc` find and remove what a killed create left.  From here on,
+ * the init pid and start time once the init has its GO: until then it dies
+ * with kist, create_record_pid), so that `delete` and `kist gc` find and
+ * remove what a killed create left.  From here on,
  * a failure removes it again.  Then the report and the hooks kept for
  * later. */
 static int
@@ -615,6 +617,21 @@ create_spawn (struct create_job *j, struct kist_error **err)
   close (j->sync_child);
   j->sync_child = -1;
   ctx->sync_fd = j->sync_parent;
+  return 0;
+}
+
+/* The init pid and its start time in the intent record, written right after
+ * GO, while the init does its setup (not before: it waits for GO with its
+ * parent-death signal set, so a kist killed before this leaves no init;
+ * once GO is sent the init runs on through its user switch, which clears
+ * the signal until the init sets it again).  Already there when an ENTER
+ * row had the record rewritten. */
+static int
+create_record_pid (struct create_job *j, struct kist_error **err)
+{
+  if (j->pid_recorded)
+    return 0;
+  j->pid_recorded = true;
   return kist_state_write (j->state_dirfd, &j->intent, err);
 }
 
@@ -628,6 +645,7 @@ create_record_net_devices (struct create_job *j, struct kist_error **err)
     return 0;
   j->intent.net_devices = nd->moved;
   j->intent.n_net_devices = nd->n_moved;
+  j->pid_recorded = true; /* the record has the pid too */
   return kist_state_write (j->state_dirfd, &j->intent, err);
 }
 
@@ -797,7 +815,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
       kist_error_make (err, errno, "the container init is gone before setup");
       goto fail;
     }
-  if (kist_layers_run_parent (KIST_PHASE_BESIDE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
+  if (create_record_pid (&j, err) < 0
+      || kist_layers_run_parent (KIST_PHASE_BESIDE, KIST_FOR_CREATE, &j.ctx, j.r, err) < 0
       || collect_init (&j.ctx, j.r, err) < 0 || kist_terminal_deliver (&j.ctx, j.r, err) < 0
       || create_commit (&j, err) < 0)
     goto fail;
