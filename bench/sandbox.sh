@@ -39,7 +39,8 @@ if [ -z "${KIST_BENCH_IN_NS:-}" ]; then
 fi
 
 TMP=$(mktemp -d /tmp/kist-bench.XXXXXX)
-STATE=$TMP/state
+STATE=$TMP/states/state
+STATE_FS_MOUNT=
 cleanup ()
 {
   # Sandboxes a killed or failed run may have left: kist gc removes those whose
@@ -49,9 +50,13 @@ cleanup ()
     "$KIST" --root "$STATE" gc > /dev/null 2>&1 || true
   fi
   umount -R "$TMP/floor-root/usr" 2> /dev/null || true
+  [ -z "$STATE_FS_MOUNT" ] || umount "$STATE_FS_MOUNT" 2> /dev/null || true
   rm -rf --one-file-system "$TMP"
 }
 trap cleanup EXIT
+# shellcheck source=bench/statefs.sh
+. "$BENCH_DIR/statefs.sh"
+bench_state_fs "$TMP/states"
 
 # ---- the host view: /usr read-only plus the merged-/usr symlinks ---------------------
 # Every contender sees the same: /usr, and /bin /lib /lib64 /sbin (...) as the
@@ -139,6 +144,7 @@ echo "uid $2, CapEff $7, CapBnd $9, NoNewPrivs ${11}, Seccomp ${13},"
 echo "links $(tail -n +3 /proc/net/dev 2>/dev/null | cut -d: -f1 | tr -d " " | paste -sd+),"
 echo "root $(touch /probe 2>/dev/null && echo rw || echo ro), env $(env | grep -vc "^PWD=") vars, cwd $PWD"'
 echo "sandbox throughput: $RUNS runs of /bin/true, $PARALLEL in parallel, median of $ROUNDS interleaved rounds"
+echo "$STATE_FS_NOTE"
 echo "machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${BWRAP_ARGS[*]}" ] || echo "bwrap: $("$BWRAP" --version)"
 for r in "${CONTENDERS[@]}"; do

@@ -57,14 +57,17 @@ fi
 
 TMP=$(mktemp -d /tmp/kist-bench.XXXXXX)
 ID_PREFIX=kistbench$$
+# shellcheck source=bench/statefs.sh
+. "$BENCH_DIR/statefs.sh"
+STATE_FS_MOUNT=
 cleanup ()
 {
   local r
   for r in kist kistro crun runc; do
-    [ -d "$TMP/state-$r" ] || continue
-    for id in "$TMP/state-$r"/*; do
+    [ -d "$TMP/states/state-$r" ] || continue
+    for id in "$TMP/states/state-$r"/*; do
       [ -e "$id" ] || continue
-      "${RT_CMD[$r]:-true}" --root "$TMP/state-$r" delete --force "${id##*/}" > /dev/null 2>&1 || true
+      "${RT_CMD[$r]:-true}" --root "$TMP/states/state-$r" delete --force "${id##*/}" > /dev/null 2>&1 || true
     done
   done
   # cgroups a failed run may have left (named after our ids; ours to remove).
@@ -76,12 +79,15 @@ cleanup ()
     rmdir "$FAIRCG" 2> /dev/null || true
   fi
   umount "$TMP/kist-ro" 2> /dev/null || true
+  [ -z "$STATE_FS_MOUNT" ] || umount "$STATE_FS_MOUNT" 2> /dev/null || true
   rm -rf --one-file-system "$TMP"
 }
 declare -A RT_CMD=()
 trap cleanup EXIT
 
-# ---- the floor, the bundle ---------------------------------------------------------
+# ---- the state roots, the floor, the bundle ----------------------------------------
+bench_state_fs "$TMP/states"
+
 "${CC:-cc}" -O2 -o "$TMP/floor" "$BENCH_DIR/floor.c"
 "${CC:-cc}" -O2 -o "$TMP/floor_full" "$BENCH_DIR/floor_full.c"
 B=$TMP/bundle
@@ -127,15 +133,15 @@ P=$TMP/probe
 mkdir -p "$P"
 sed -E 's#"args": \["/bin/true"\]#"args": ["/bin/sh", "/.kist-bench-probe"]#;
         s#"path" *: *"rootfs"#"path": "'"$B"'/rootfs"#' "$B/config.json" > "$P/config.json"
-mkdir -p "$TMP/state-kist"
-if ! "$KIST" --root "$TMP/state-kist" run --bundle "$P" "$ID_PREFIX-probe" < /dev/null > "$TMP/probe-kist" 2>&1; then
+mkdir -p "$TMP/states/state-kist"
+if ! "$KIST" --root "$TMP/states/state-kist" run --bundle "$P" "$ID_PREFIX-probe" < /dev/null > "$TMP/probe-kist" 2>&1; then
   echo "startup.sh: the probe under kist failed:" >&2
   cat "$TMP/probe-kist" >&2
   exit 1
 fi
 # The probe run filled kist's seccomp cache: the fair floor loads that entry.
 shopt -s nullglob
-SECCOMP_BPF=("$TMP/state-kist/~seccomp-cache/"*.bpf)
+SECCOMP_BPF=("$TMP/states/state-kist/~seccomp-cache/"*.bpf)
 shopt -u nullglob
 if [ "${#SECCOMP_BPF[@]}" != 1 ]; then
   echo "startup.sh: expected one entry in kist's seccomp cache, found ${#SECCOMP_BPF[@]}" >&2
@@ -155,15 +161,15 @@ if ! diff -u "$TMP/probe-kist" "$TMP/probe-fair" > "$TMP/probe-diff"; then
 fi
 # The device program kist attaches to a created (not started) container's
 # scope must be the fair floor's (same kernel tag, same length).
-if ! "$KIST" --root "$TMP/state-kist" create --bundle "$P" "$ID_PREFIX-devprobe" < /dev/null > /dev/null 2> "$TMP/err-devprobe"; then
+if ! "$KIST" --root "$TMP/states/state-kist" create --bundle "$P" "$ID_PREFIX-devprobe" < /dev/null > /dev/null 2> "$TMP/err-devprobe"; then
   echo "startup.sh: kist create of the probe bundle failed:" >&2
   cat "$TMP/err-devprobe" >&2
   exit 1
 fi
-dp_pid=$("$KIST" --root "$TMP/state-kist" state "$ID_PREFIX-devprobe" | sed -nE 's/^ *"pid" *: *([0-9]+).*/\1/p' | head -n 1)
+dp_pid=$("$KIST" --root "$TMP/states/state-kist" state "$ID_PREFIX-devprobe" | sed -nE 's/^ *"pid" *: *([0-9]+).*/\1/p' | head -n 1)
 dp_cg=$(sed -n 's/^0:://p' "/proc/${dp_pid:-0}/cgroup" 2> /dev/null || true)
 kist_tags=$("$TMP/floor_full" --cgroup-tags "$CG2$dp_cg" 2>&1 || true)
-"$KIST" --root "$TMP/state-kist" delete --force "$ID_PREFIX-devprobe" > /dev/null 2>&1 || true
+"$KIST" --root "$TMP/states/state-kist" delete --force "$ID_PREFIX-devprobe" > /dev/null 2>&1 || true
 fair_tag=$("$TMP/floor_full" --devprog-tag)
 if [ -z "$dp_cg" ] || [ "$kist_tags" != "$fair_tag" ]; then
   echo "startup.sh: kist's device program (scope ${dp_cg:-?}: ${kist_tags:-none}) is not the fair floor's ($fair_tag)" >&2
@@ -207,7 +213,7 @@ run_one ()
     floor) "$TMP/floor" "$B/rootfs" < /dev/null > /dev/null 2>> "$TMP/err-$r" || rc=$? ;;
     fairfloor) "$TMP/floor_full" "$B/rootfs" "$FAIRCG" "$SECCOMP_BPF" \
                  < /dev/null > /dev/null 2>> "$TMP/err-$r" || rc=$? ;;
-    *) "${RT_CMD[$r]}" ${RT_FLAGS[$r]:+"${RT_FLAGS[$r]}"} --root "$TMP/state-$r" run --bundle "$B" "$ID_PREFIX-$r-$i" \
+    *) "${RT_CMD[$r]}" ${RT_FLAGS[$r]:+"${RT_FLAGS[$r]}"} --root "$TMP/states/state-$r" run --bundle "$B" "$ID_PREFIX-$r-$i" \
          < /dev/null > /dev/null 2>> "$TMP/err-$r" || rc=$? ;;
   esac
   t1=$EPOCHREALTIME
@@ -221,13 +227,13 @@ declare -A RT_FLAGS=()
 # filter without CAP_SYS_RESOURCE, and refuses hybrid hosts).
 active=()
 for r in "${RUNTIMES[@]}"; do
-  mkdir -p "$TMP/state-$r"
+  mkdir -p "$TMP/states/state-$r"
   if run_one "$r" warmup > /dev/null; then
     active+=("$r")
     continue
   fi
   if [ "$r" = crun ]; then
-    "${RT_CMD[crun]}" --root "$TMP/state-crun" delete --force "$ID_PREFIX-crun-warmup" > /dev/null 2>&1 || true
+    "${RT_CMD[crun]}" --root "$TMP/states/state-crun" delete --force "$ID_PREFIX-crun-warmup" > /dev/null 2>&1 || true
     find "$CG2" -mindepth 1 -maxdepth 3 -depth -type d -name "*$ID_PREFIX*" -exec rmdir {} + 2> /dev/null || true
     RT_FLAGS[crun]=--cgroup-manager=disabled
     LABEL_crun="crun run (no cgroups)"
@@ -241,7 +247,7 @@ for r in "${RUNTIMES[@]}"; do
   case $r in floor | fairfloor | kist | kistro) exit 1 ;; esac
 done
 
-echo "start-up latency, $N interleaved rounds; cgroups: $CGNOTE"
+echo "start-up latency, $N interleaved rounds; cgroups: $CGNOTE; $STATE_FS_NOTE"
 echo "fair floor, same as kist (probe): $PROBE_NOTE"
 for ((i = 1; i <= N; i++)); do
   for r in "${active[@]}"; do
