@@ -82,19 +82,24 @@ cleanup ()
 {
   local c id
   for c in "${!RT[@]}"; do
-    [ -d "$TMP/state-$c" ] || continue
-    for id in "$TMP/state-$c"/*; do
+    [ -d "$TMP/states/state-$c" ] || continue
+    for id in "$TMP/states/state-$c"/*; do
       [ -e "$id" ] || continue
       case ${id##*/} in "~"*) continue ;; esac
-      "${RT_CMD[${RT[$c]}]:-true}" --root "$TMP/state-$c" delete --force "${id##*/}" > /dev/null 2>&1 || true
+      "${RT_CMD[${RT[$c]}]:-true}" --root "$TMP/states/state-$c" delete --force "${id##*/}" > /dev/null 2>&1 || true
     done
   done
   if [ -n "$CG2" ]; then
     find "$CG2" -mindepth 1 -maxdepth 3 -depth -type d -name "*$ID_PREFIX*" -exec rmdir {} + 2> /dev/null || true
   fi
+  [ -z "$STATE_FS_MOUNT" ] || umount "$STATE_FS_MOUNT" 2> /dev/null || true
   rm -rf --one-file-system "$TMP"
 }
+STATE_FS_MOUNT=
 trap cleanup EXIT
+# shellcheck source=bench/statefs.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/statefs.sh"
+bench_state_fs "$TMP/states"
 
 # ---- the bundles -----------------------------------------------------------------------
 ROOTFS=$TMP/rootfs
@@ -110,7 +115,9 @@ case $(uname -m) in
 esac
 # mkconfig NAME SECCOMP ARGS_JSON: write $TMP/NAME/config.json.  SECCOMP is
 # "none" or "default".  The edits are those of startup.sh (args, ociVersion
-# 1.0.2 for crun 1.8, no cgroup namespace) plus the seccomp choice.
+# 1.0.2 for crun 1.8; kist spec's cgroup namespace stays, as in startup.sh
+# since 2026-12-02: without it every runtime's cgroup2 mount waits for an RCU
+# grace period, 1-16 ms, see bench/README.md) plus the seccomp choice.
 mkconfig ()
 {
   local name=$1 sc=$2 args=$3
@@ -122,7 +129,6 @@ mkconfig ()
     | .ociVersion = "1.0.2"
     | .root.path = $root
     | .process.args = $args
-    | .linux.namespaces |= map(select(.type != "cgroup"))
     | .annotations = ((.annotations // {}) | del(."run.kist.seccomp.profile"))
     | if $sc == "none" then
         .annotations."run.kist.seccomp.profile" = "none" | del(.linux.seccomp)
@@ -156,16 +162,16 @@ start ()
 {
   local c=$1 id=$2 b=$3 rt=${RT[$1]}
   if [ "$rt" = crun ]; then
-    "${RT_CMD[crun]}" "${CRUN_FLAGS[@]}" --root "$TMP/state-$c" run --bundle "$TMP/$b" "$id" < /dev/null
+    "${RT_CMD[crun]}" "${CRUN_FLAGS[@]}" --root "$TMP/states/state-$c" run --bundle "$TMP/$b" "$id" < /dev/null
   else
-    "$KIST" --root "$TMP/state-$c" run ${4:+--report "$4"} --bundle "$TMP/$b" "$id" < /dev/null
+    "$KIST" --root "$TMP/states/state-$c" run ${4:+--report "$4"} --bundle "$TMP/$b" "$id" < /dev/null
   fi
 }
 # run_one CONTENDER ROUND: start /bin/true once; prints the latency in us.
 run_one ()
 {
   local c=$1 i=$2 t0 t1 rc=0
-  [ "$c" = kist_cold ] && rm -rf --one-file-system "$TMP/state-$c/~seccomp-cache"
+  [ "$c" = kist_cold ] && rm -rf --one-file-system "$TMP/states/state-$c/~seccomp-cache"
   t0=$EPOCHREALTIME
   start "$c" "$ID_PREFIX-$c-$i" "${BUNDLE[$c]}" > /dev/null 2>> "$TMP/err-$c" || rc=$?
   t1=$EPOCHREALTIME
@@ -177,7 +183,7 @@ check ()
 {
   local c=$1 want=$2 b out
   case ${BUNDLE[$c]} in none) b=check-none ;; *) b=check-default ;; esac
-  [ "$c" = kist_cold ] && rm -rf --one-file-system "$TMP/state-$c/~seccomp-cache"
+  [ "$c" = kist_cold ] && rm -rf --one-file-system "$TMP/states/state-$c/~seccomp-cache"
   out=$(start "$c" "$ID_PREFIX-$c-check" "$b" "$TMP/report-$c.json" 2>> "$TMP/err-$c") || return 1
   if [ "$(echo "$out" | tr -d ' \t')" != "Seccomp:$want" ]; then
     echo "seccomp.sh: ${LABEL[$c]}: the container's /proc/self/status says \"$out\", expected Seccomp: $want" >&2
@@ -189,10 +195,10 @@ check ()
 # probe that prints its Seccomp mode, so a runtime that silently loaded no
 # filter would be caught.  crun is retried without cgroups if it cannot use
 # them (see startup.sh), and dropped if it still cannot run.
-mkdir -p "$TMP/state-kist_none" "$TMP/state-kist_cold" "$TMP/state-kist_warm"
+mkdir -p "$TMP/states/state-kist_none" "$TMP/states/state-kist_cold" "$TMP/states/state-kist_warm"
 active=()
 for c in "${CONTENDERS[@]}"; do
-  mkdir -p "$TMP/state-$c"
+  mkdir -p "$TMP/states/state-$c"
   want=2
   [ "${BUNDLE[$c]}" = none ] && want=0
   if check "$c" "$want"; then
@@ -200,7 +206,7 @@ for c in "${CONTENDERS[@]}"; do
     continue
   fi
   if [ "${RT[$c]}" = crun ] && [ ${#CRUN_FLAGS[@]} = 0 ]; then
-    "${RT_CMD[crun]}" --root "$TMP/state-$c" delete --force "$ID_PREFIX-$c-check" > /dev/null 2>&1 || true
+    "${RT_CMD[crun]}" --root "$TMP/states/state-$c" delete --force "$ID_PREFIX-$c-check" > /dev/null 2>&1 || true
     find "$CG2" -mindepth 1 -maxdepth 3 -depth -type d -name "*$ID_PREFIX*" -exec rmdir {} + 2> /dev/null || true
     CRUN_FLAGS=(--cgroup-manager=disabled)
     LABEL[crun_none]="crun run (no cgroups), no seccomp"
@@ -238,7 +244,7 @@ for c in "${active[@]}"; do
   fi
 done
 
-echo "seccomp start-up cost, $N interleaved rounds; cgroups: $CGNOTE"
+echo "seccomp start-up cost, $N interleaved rounds; cgroups: $CGNOTE; $STATE_FS_NOTE"
 echo "profile: $PROFILE, inline, gated for bounding set [$(jq -r '.process.capabilities.bounding // [] | join(" ")' "$TMP/none/config.json")] on $ARCH: $n_entries entries, $n_names names"
 echo "kist cold: $(grep kist_cold "$TMP/details" | sed 's/^[^:]*: seccomp layer: //')"
 echo "kist warm: $detail"
