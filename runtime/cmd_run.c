@@ -44,20 +44,18 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   _cleanup_report_ struct kist_report *r = NULL;
   pid_t pid = 0;
   int pty = -1;
-  struct kist_start_conn conn __attribute__ ((cleanup (kist_start_conn_close))) = { .fd = -1 };
-  o.start_conn = &conn; /* run starts what it created: no start.sock */
+  _cleanup_created_ struct kist_created *created = NULL;
+  o.created = &created; /* run starts what it created: no start.sock */
   if (!detach)
     o.pty_master = &pty; /* a terminal without --console-socket: relayed below */
   if (kist_create (g, &o, &pid, &r, err) < 0)
     return kist_error_exit_status (*err);
 
-  _cleanup_close_ int rootfd = kist_cmd_open_root (g, err);
-  if (rootfd < 0)
-    return KIST_EXIT_FAILURE;
+  const int rootfd = kist_created_rootfd (created);
   if (!detach)
     kist_forward_signals (pid);
   struct run_report rr = { .o = &o };
-  if (kist_container_start (rootfd, o.id, &conn, r, report_ready, &rr, err) < 0)
+  if (kist_container_start (rootfd, o.id, created, r, report_ready, &rr, err) < 0)
     {
       int status = kist_error_exit_status (*err);
       if (pty >= 0)

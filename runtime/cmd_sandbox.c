@@ -744,8 +744,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   int status = KIST_EXIT_FAILURE;
   _cleanup_free_ char *id = NULL, *root = NULL, *config = NULL, *policy = NULL;
   _cleanup_close_ int rootfd = -1, init_rd = -1, init_wr = -1;
-  struct kist_start_conn start_conn __attribute__ ((cleanup (kist_start_conn_close)))
-      = { .fd = -1 };
+  _cleanup_created_ struct kist_created *created = NULL;
   _cleanup_report_ struct kist_report *r = NULL;
   _cleanup_resources_ struct kist_resources *sb_res = NULL;
   _cleanup_landlock_ struct kist_landlock_rules *sb_landlock = NULL;
@@ -823,7 +822,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .resources = sb_res,
     .landlock = sb_landlock,
     .die_with_parent = true,
-    .start_conn = &start_conn,
+    .created = &created,
     .report_at_start = true, /* report.json stored once, with start's entries */
     .with_init = true,
     .init_status_fd = init_wr,
@@ -872,7 +871,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     }
   kist_forward_signals (pid);
   f.init = pid;
-  if (kist_container_start (rootfd, id, &start_conn, r, sandbox_report_ready, &f, err)
+  if (kist_container_start (rootfd, id, created, r, sandbox_report_ready, &f, err)
       < 0)
     {
       emit_report (&f, r, true);

@@ -421,6 +421,14 @@ struct create_job
   bool pid_recorded;             /* the intent record names the init (create_record_pid) */
 };
 
+/* The job's memory and fds are someone else's now (kist_created). */
+static void
+create_job_disown (struct create_job *j)
+{
+  memset (j, 0, sizeof *j);
+  j->rootfd = j->bundle_fd = j->state_dirfd = j->sync_parent = j->sync_child = j->start_fd = -1;
+}
+
 static void
 create_job_free (struct create_job *j)
 {
@@ -441,6 +449,26 @@ create_job_free (struct create_job *j)
   for (size_t i = 0; i < KIST_ARRAY_SIZE (fds); i++)
     if (fds[i] >= 0)
       close (fds[i]);
+}
+
+struct kist_created
+{
+  struct create_job j;
+};
+
+void
+kist_created_free (struct kist_created *c)
+{
+  if (c == NULL)
+    return;
+  create_job_free (&c->j);
+  free (c);
+}
+
+int
+kist_created_rootfd (const struct kist_created *c)
+{
+  return c->j.rootfd;
 }
 
 /* The bundle and its config, checked whole before any state exists: a
@@ -588,7 +616,7 @@ create_spawn (struct create_job *j, struct kist_error **err)
     return kist_error_make (err, errno, "socketpair");
   j->sync_parent = pair[0];
   j->sync_child = pair[1];
-  if (j->o->start_conn == NULL && (j->start_fd = start_socket (j->state_dirfd, true, err)) < 0)
+  if (j->o->created == NULL && (j->start_fd = start_socket (j->state_dirfd, true, err)) < 0)
     return -1;
   if (join_pid_ns_for_children (j->spec, err) < 0)
     return -1;
@@ -656,10 +684,9 @@ static int
 create_commit (struct create_job *j, struct kist_error **err)
 {
   const struct kist_create_opts *o = j->o;
-  struct kist_state st = j->intent;
-  st.creating = false;
-  st.annotations_json = j->annotations = kist_annotations_json (j->spec);
-  if (kist_state_write (j->state_dirfd, &st, err) < 0)
+  j->intent.creating = false;
+  j->intent.annotations_json = j->annotations = kist_annotations_json (j->spec);
+  if (kist_state_write (j->state_dirfd, &j->intent, err) < 0)
     return -1;
   /* run stores the report once, with start's entries (kist_container_start):
    * a file fewer to create on the state root per run.  A run killed between
@@ -800,7 +827,7 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   /* run, sandbox: the init begins its start right after READY, unless
    * startContainer hooks must wait for the commit. */
   j.ctx.start_at_ready
-      = o->start_conn && (j.spec->hooks == NULL || j.spec->hooks->n_start_container == 0);
+      = o->created && (j.spec->hooks == NULL || j.spec->hooks->n_start_container == 0);
   if (create_state (&j, report, err) < 0)
     goto fail;
   j.ctx.root_fd = j.rootfd;
@@ -823,9 +850,15 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
   *pid_out = j.ctx.pid;
   if (o->pty_master)
     *o->pty_master = steal_fd (&j.ctx.tty.master);
-  if (o->start_conn)
-    *o->start_conn = (struct kist_start_conn) { .fd = steal_fd (&j.sync_parent),
-                                                .begun = j.ctx.start_at_ready };
+  if (o->created)
+    {
+      /* The job goes with the handle: its memory is freed after the wait,
+       * its state dir (locked) and socket are start's. */
+      struct kist_created *c = xmalloc (sizeof *c);
+      c->j = j;
+      create_job_disown (&j);
+      *o->created = c;
+    }
   return 0;
 
 fail:
@@ -897,21 +930,35 @@ collect_start (int conn, pid_t pid, struct kist_report *r, const char *id,
 }
 
 int
-kist_container_start (int rootfd, const char *id, struct kist_start_conn *given,
+kist_container_start (int rootfd, const char *id, struct kist_created *created,
                       struct kist_report *r, kist_start_ready_fn on_ready, void *arg,
                       struct kist_error **err)
 {
-  _cleanup_close_ int dirfd = -1, conn = given ? steal_fd (&given->fd) : -1;
-  const bool begun = given && given->begun;
+  _cleanup_close_ int dirfd = -1, conn = -1;
   _cleanup_report_ struct kist_report *stored = NULL;
   struct kist_state st = { 0 };
-  enum kist_status status;
+  bool begun = false;
   int ret;
 
-  if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
-    return -1;
-  if ((ret = kist_status_allows (status, KIST_OP_START, id, err)) < 0)
-    goto out;
+  if (created)
+    {
+      /* What this process just created and committed, still under the
+       * create's lock: the state is the one it wrote (its strings stay the
+       * handle's), the status `created`. */
+      struct create_job *j = &created->j;
+      dirfd = steal_fd (&j->state_dirfd);
+      conn = steal_fd (&j->sync_parent);
+      begun = j->ctx.start_at_ready;
+      st = j->intent;
+    }
+  else
+    {
+      enum kist_status status;
+      if (kist_container_open (rootfd, id, &dirfd, &st, &status, err) < 0)
+        return -1;
+      if ((ret = kist_status_allows (status, KIST_OP_START, id, err)) < 0)
+        goto out;
+    }
   /* The entries of the end of the init's setup go into the stored report
    * (and the caller's, for run). */
   if (r == NULL)
@@ -973,6 +1020,7 @@ kist_container_start (int rootfd, const char *id, struct kist_start_conn *given,
     goto out;
   ret = 0;
 out:
-  kist_state_clear (&st);
+  if (created == NULL)
+    kist_state_clear (&st);
   return ret;
 }

@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "layer.h"
@@ -27,33 +26,36 @@ struct kist_globals
 
 /* Lifecycle (container.c).  Each fills the report (r) where it makes one. */
 
-/* run and sandbox: the init's sync socket, handed from kist_create to
- * kist_container_start (no start.sock).  begun: the init went on into its
- * start right after its create's READY, while kist verified and committed
- * the create (no container code runs before start's GO either way), so
- * start sends no START; false when the config has startContainer hooks
- * (they run only once the create is committed). */
-struct kist_start_conn
-{
-  int fd;
-  bool begun;
-};
-
+/* run and sandbox: what kist_create hands over for the start of what it
+ * created (opts.created), instead of leaving it for a later `kist start`:
+ * the init's sync socket (no start.sock), the state dir with the create's
+ * lock still held and the state as written, the state root, and the
+ * create's memory (freed with the handle, after the wait: not on the
+ * start path).  The init went on into its start right after its create's
+ * READY, while kist verified and committed the create (no container code
+ * runs before start's GO either way), unless the config has
+ * startContainer hooks (they run only once the create is committed). */
+struct kist_created;
+void kist_created_free (struct kist_created *c);
 static inline void
-kist_start_conn_close (struct kist_start_conn *c)
+kist_created_freep (struct kist_created **c)
 {
-  if (c->fd >= 0)
-    close (c->fd);
+  kist_created_free (*c);
+  *c = NULL;
 }
+#define _cleanup_created_ __attribute__ ((cleanup (kist_created_freep)))
+/* The state root the create opened (owned by c). */
+int kist_created_rootfd (const struct kist_created *c);
 
 /* start: the init's last entries go into r (NULL: the stored report only);
  * on_ready (may be NULL) is called with them once the init is about to
  * execve (run and sandbox print --report - there, before the container's
- * own output).  conn: what kist_create handed over in opts.start_conn (run
- * and sandbox; its fd taken, closed here), or NULL: connect to the
- * container's start.sock (kist start). */
+ * own output).  created: what kist_create handed over (run and sandbox: its
+ * socket and state dir are taken, closed here: the lock is released when
+ * start returns), or NULL: open the container under rootfd and connect to
+ * its start.sock (kist start). */
 typedef void (*kist_start_ready_fn) (const struct kist_report *r, void *arg);
-int kist_container_start (int rootfd, const char *id, struct kist_start_conn *conn,
+int kist_container_start (int rootfd, const char *id, struct kist_created *created,
                           struct kist_report *r_or_null, kist_start_ready_fn on_ready, void *arg,
                           struct kist_error **err);
 
@@ -116,11 +118,9 @@ struct kist_create_opts
   bool report_at_start;          /* run, sandbox: write --report/--report-fd, and store
                                     report.json, after start's entries (kist_create
                                     writes --report only on failure) */
-  struct kist_start_conn *start_conn; /* run, sandbox: no start.sock; the init starts over
-                                    its sync socket, whose parent end (and whether the init
-                                    begins its start on its own) is handed here for
-                                    kist_container_start (an init whose kist dies before
-                                    start's GO reads EOF and exits); NULL: kist create */
+  struct kist_created **created; /* run, sandbox: receives the handle for kist_container_start
+                                    (no start.sock; an init whose kist dies before start's GO
+                                    reads EOF and exits); NULL: kist create */
   int *pty_master;               /* run in the foreground: receives the pty master of
                                     process.terminal without --console-socket (-1 if
                                     none); NULL: kist create, which detaches */

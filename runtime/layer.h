@@ -52,7 +52,7 @@ struct kist_ctx
    * kist_fallback_row says.  NULL: a normal create. */
   const struct kist_sandbox_fallback *fallback;
   const char *pid_file;          /* --pid-file */
-  bool start_at_ready;           /* run, sandbox (kist_start_conn.begun): the init goes on into
+  bool start_at_ready;           /* run, sandbox (opts.created): the init goes on into
                                     its START rows right after its create's READY, without
                                     waiting for the commit and START; it clears its
                                     parent-death signal in kist_process_exec */
