@@ -28,14 +28,25 @@
 struct root_entry
 {
   char name[NAME_MAX + 1];
-  char target[PATH_MAX]; /* a symlink's target; "" for a directory */
+  char *target; /* a symlink's target; "" for a directory (owned) */
 };
 
+/* 64 entries of a name and a target pointer (~17 KB): the targets are
+ * allocated, so that the plan is not 64 PATH_MAX buffers (278 KB) on the
+ * stack. */
 struct root_plan
 {
   struct root_entry e[ROOT_MAX_ENTRIES];
   size_t n;
 };
+
+static void
+root_plan_clear (struct root_plan *p)
+{
+  for (size_t i = 0; i < p->n; i++)
+    free (p->e[i].target);
+  p->n = 0;
+}
 
 static struct root_entry *
 plan_find (struct root_plan *p, const char *name)
@@ -61,7 +72,7 @@ plan_add (struct root_plan *p, const char *name, size_t len, const char *target)
     return false;
   e = &p->e[p->n++];
   memcpy (e->name, buf, len + 1);
-  snprintf (e->target, sizeof e->target, "%s", target);
+  e->target = xstrdup (target);
   return true;
 }
 
@@ -264,7 +275,7 @@ int
 kist_sandbox_shared_root (int rootfd, const char *root_path, const struct kist_sandbox_opts *o,
                           char **path, int *lock_fd)
 {
-  struct root_plan p;
+  __attribute__ ((cleanup (root_plan_clear))) struct root_plan p = { .n = 0 };
   *path = NULL;
   *lock_fd = -1;
   if (!root_plan (o, &p))
