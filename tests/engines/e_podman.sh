@@ -53,6 +53,10 @@ unset XDG_RUNTIME_DIR
 # root=: the runtime's state is in its default root, as for any podman user.
 # Every container id the test made (the events log) is checked there at the end.
 RTROOT=${KIST_ENGINE_RTROOT:-/run/$RT_NAME}
+# A default root this test makes is this test's to remove at the end (the
+# seccomp cache the runtime keeps there included); one that was there stays.
+RTROOT_WAS=
+[ -e "$RTROOT" ] && RTROOT_WAS=1
 PODMAN_ARGS=(--root "$E/root" --runroot "$E/run" --cgroup-manager cgroupfs --tmpdir "$E/tmp"
   --runtime "$RT")
 for g in "${RT_GLOBAL[@]}"; do
@@ -103,6 +107,10 @@ podman_cleanup ()
   for id in $(podman_ids); do
     [ -e "$RTROOT/$id" ] && timeout 20 "$RT" --root "$RTROOT" delete --force "$id" > /dev/null 2>&1
   done
+  if [ -z "$RTROOT_WAS" ] && [ -d "$RTROOT" ] \
+    && [ -z "$(ls -A "$RTROOT" 2> /dev/null | grep -vx '~seccomp-cache')" ]; then
+    rm -rf --one-file-system "$RTROOT"
+  fi
 }
 eng_on_cleanup podman_cleanup
 
