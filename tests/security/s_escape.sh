@@ -123,6 +123,51 @@ expect_not_contains "rebind: nothing refused it (debug log)" "$(cat "$T/rebind.l
   "re-executing instead"
 kist delete --force "$id" > /dev/null 2>&1
 
+# Rootless, with a binary the caller can write (a build in its own home): no
+# privilege for a read-only bind mount, so kist re-executes from a sealed
+# memfd copy.  Seen from outside on the created init: its image is that copy
+# (not the writable file, and no mapping names it), and the copy takes no
+# write, not even root's (F_SEAL_WRITE).
+if nobody_ok "rootless: the init runs from a sealed memfd copy"; then
+  nobody_dir "$XDG" 0700
+  NK=$T/nobody-kist
+  nobody_dir "$NK"
+  cp "$KIST" "$NK/kist"
+  chown "$NOBODY_UID:$NOBODY_GID" "$NK/kist"
+  NK_SUM=$(sha256sum < "$NK/kist")
+  RB=$T/rootless-memfd
+  nobody_bundle "$RB"
+  KIST_SAVED=$KIST
+  KIST=$NK/kist
+  kn_in "$RB" mspec spec --rootless
+  rootless_config "$RB/config.json" '["sleep", "600"]' > "$T/memfd.json" \
+    && cp "$T/memfd.json" "$RB/config.json"
+  rid=memfd-$$
+  kn_in "$RB" mcreate --debug --log "$NK/memfd.log" create "$rid"
+  expect_eq "rootless memfd: create (as nobody, binary writable by nobody) exits 0" 0 "$RC"
+  kn_in "$RB" mstate state "$rid"
+  mpid=$(jflat 2> /dev/null <<< "$OUT" | awk -F'\t' '$1 == "pid" { print $2; exit }')
+  mexe=$(readlink "/proc/$mpid/exe" 2> /dev/null)
+  expect_match "rootless memfd: the created init's /proc/PID/exe is the memfd copy" \
+    "$mexe" '^/memfd:kist'
+  if [ -n "$mpid" ] && [ ! "/proc/$mpid/exe" -ef "$NK/kist" ]; then
+    ok "rootless memfd: the created init's image is not the writable binary"
+  else
+    fail "rootless memfd: the created init's image is not the writable binary" "pid '$mpid' exe '$mexe'"
+  fi
+  expect_eq "rootless memfd: no mapping of the created init names the writable binary" "" \
+    "$(grep -F " $NK/kist" "/proc/$mpid/maps" 2> /dev/null)"
+  if [ -n "$mpid" ] && ! (printf x >> "/proc/$mpid/exe") 2> /dev/null; then
+    ok "rootless memfd: the copy takes no write (root appending to /proc/PID/exe fails)"
+  else
+    fail "rootless memfd: the copy takes no write (root appending to /proc/PID/exe fails)"
+  fi
+  kn_in "$RB" mdel delete --force "$rid"
+  expect_eq "rootless memfd: delete --force exits 0" 0 "$RC"
+  expect_eq "rootless memfd: the binary is unchanged" "$NK_SUM" "$(sha256sum < "$NK/kist")"
+  KIST=$KIST_SAVED
+fi
+
 # When the kernel refuses the rebind (mremap fails with EPERM under a seccomp
 # filter), kist re-executes from the copy instead, and the payload still
 # cannot write the binary.
