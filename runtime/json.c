@@ -1,19 +1,342 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kist: small yajl helpers (see json.h). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <yajl/yajl_parse.h>
+
 #include "json.h"
 #include "util.h"
+
+/* ---- the tree of kist_json_parse --------------------------------------------
+ * The nodes are yajl_tree's (struct yajl_val_s, read with its macros and
+ * yajl_tree_get), built from yajl's callback parser into one arena: no
+ * malloc per string, key and array element, no realloc per element, and one
+ * free for the whole tree (yajl_tree_parse's handle_string and
+ * context_add_value were half of the parse of a 27 KB config.json with an
+ * inline seccomp profile; yajl_tree_free as much again).  The tree is the
+ * same as yajl_tree_parse's (a unit test compares them on every document
+ * the tests parse): numbers keep their text, INT_VALID and DOUBLE_VALID as
+ * yajl_tree sets them; comments allowed; duplicate keys kept in order. */
+
+struct arena_chunk
+{
+  struct arena_chunk *next;
+  size_t used, size;
+  max_align_t data[];
+};
+
+/* The root node is the first member: the tree is freed from it. */
+struct json_tree
+{
+  struct yajl_val_s root;
+  struct arena_chunk *chunks;
+};
+
+static void *
+arena_alloc (struct json_tree *t, size_t n)
+{
+  n = (n + _Alignof (max_align_t) - 1) & ~(_Alignof (max_align_t) - 1);
+  struct arena_chunk *c = t->chunks;
+  if (c == NULL || c->size - c->used < n)
+    {
+      size_t size = n > 16384 ? n : 16384;
+      c = xmalloc (sizeof *c + size);
+      c->size = size;
+      c->used = 0;
+      c->next = t->chunks;
+      t->chunks = c;
+    }
+  void *p = (char *) c->data + c->used;
+  c->used += n;
+  return p;
+}
+
+static char *
+arena_strndup (struct json_tree *t, const unsigned char *s, size_t len)
+{
+  char *d = arena_alloc (t, len + 1);
+  memcpy (d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
+/* A container being built: its node and where its members start on the
+ * builder's stacks of values and keys. */
+struct build_frame
+{
+  yajl_val node;
+  size_t first;
+};
+
+struct builder
+{
+  struct json_tree *t;
+  struct build_frame frames[KIST_JSON_MAX_DEPTH + 2];
+  size_t depth;
+  yajl_val *vals;          /* the members of the open containers, innermost last */
+  const char **keys;       /* the key of each member of an object (NULL in an array) */
+  size_t n, cap;
+  const char *key;         /* the key just read, for the next value */
+  bool done;               /* the root value is complete */
+};
+
+static yajl_val
+new_node (struct builder *b, yajl_type type)
+{
+  yajl_val v;
+  if (b->depth == 0)
+    {
+      if (b->done)
+        return NULL; /* a second top-level value (yajl refuses it first) */
+      v = &b->t->root;
+    }
+  else
+    {
+      v = arena_alloc (b->t, sizeof *v);
+      if (b->n == b->cap)
+        {
+          b->cap = b->cap ? 2 * b->cap : 64;
+          b->vals = xrealloc (b->vals, b->cap * sizeof *b->vals);
+          b->keys = xrealloc (b->keys, b->cap * sizeof *b->keys);
+        }
+      b->vals[b->n] = v;
+      b->keys[b->n] = b->key;
+      b->n++;
+      b->key = NULL;
+    }
+  memset (v, 0, sizeof *v);
+  v->type = type;
+  return v;
+}
+
+static int
+leaf_done (struct builder *b)
+{
+  if (b->depth == 0)
+    b->done = true;
+  return 1;
+}
+
+static int
+cb_null (void *ctx)
+{
+  struct builder *b = ctx;
+  return new_node (b, yajl_t_null) ? leaf_done (b) : 0;
+}
+
+static int
+cb_boolean (void *ctx, int value)
+{
+  struct builder *b = ctx;
+  return new_node (b, value ? yajl_t_true : yajl_t_false) ? leaf_done (b) : 0;
+}
+
+/* yajl's own integer conversion (yajl_parse_integer), as yajl_tree uses it:
+ * ERANGE on overflow or on any character that is not a digit. */
+static long long
+parse_integer (const unsigned char *s, size_t len, bool *range)
+{
+  const long long max_mul = LLONG_MAX / 10;
+  long long ret = 0;
+  int sign = 1;
+  const unsigned char *p = s, *end = s + len;
+  *range = false;
+  if (p < end && *p == '-')
+    {
+      p++;
+      sign = -1;
+    }
+  if (p < end && *p == '+')
+    p++;
+  while (p < end)
+    {
+      if (ret > max_mul)
+        {
+          *range = true;
+          return sign == 1 ? LLONG_MAX : LLONG_MIN;
+        }
+      ret *= 10;
+      if (LLONG_MAX - ret < (*p - '0'))
+        {
+          *range = true;
+          return sign == 1 ? LLONG_MAX : LLONG_MIN;
+        }
+      if (*p < '0' || *p > '9')
+        {
+          *range = true;
+          return sign == 1 ? LLONG_MAX : LLONG_MIN;
+        }
+      ret += *p++ - '0';
+    }
+  return sign * ret;
+}
+
+static int
+cb_number (void *ctx, const char *s, size_t len)
+{
+  struct builder *b = ctx;
+  yajl_val v = new_node (b, yajl_t_number);
+  if (v == NULL)
+    return 0;
+  v->u.number.r = arena_strndup (b->t, (const unsigned char *) s, len);
+  bool range;
+  v->u.number.i = parse_integer ((const unsigned char *) v->u.number.r,
+                                 strlen (v->u.number.r), &range);
+  if (!range)
+    v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+  char *end = NULL;
+  errno = 0;
+  v->u.number.d = strtod (v->u.number.r, &end);
+  if (errno == 0 && end != NULL && *end == '\0')
+    v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+  return leaf_done (b);
+}
+
+static int
+cb_string (void *ctx, const unsigned char *s, size_t len)
+{
+  struct builder *b = ctx;
+  yajl_val v = new_node (b, yajl_t_string);
+  if (v == NULL)
+    return 0;
+  v->u.string = arena_strndup (b->t, s, len);
+  return leaf_done (b);
+}
+
+static int
+open_container (struct builder *b, yajl_type type)
+{
+  if (b->depth == KIST_JSON_MAX_DEPTH + 1)
+    return 0; /* (the prescan refuses deeper documents first) */
+  yajl_val v = new_node (b, type);
+  if (v == NULL)
+    return 0;
+  b->frames[b->depth++] = (struct build_frame){ .node = v, .first = b->n };
+  return 1;
+}
+
+static int
+close_container (struct builder *b)
+{
+  struct build_frame *f = &b->frames[--b->depth];
+  size_t n = b->n - f->first;
+  yajl_val *vals = n ? arena_alloc (b->t, n * sizeof *vals) : NULL;
+  if (n)
+    memcpy (vals, b->vals + f->first, n * sizeof *vals);
+  if (f->node->type == yajl_t_object)
+    {
+      const char **keys = n ? arena_alloc (b->t, n * sizeof *keys) : NULL;
+      if (n)
+        memcpy (keys, b->keys + f->first, n * sizeof *keys);
+      f->node->u.object.keys = keys;
+      f->node->u.object.values = vals;
+      f->node->u.object.len = n;
+    }
+  else
+    {
+      f->node->u.array.values = vals;
+      f->node->u.array.len = n;
+    }
+  b->n = f->first;
+  return leaf_done (b);
+}
+
+static int
+cb_start_map (void *ctx)
+{
+  return open_container (ctx, yajl_t_object);
+}
+
+static int
+cb_map_key (void *ctx, const unsigned char *s, size_t len)
+{
+  struct builder *b = ctx;
+  b->key = arena_strndup (b->t, s, len);
+  return 1;
+}
+
+static int
+cb_end (void *ctx)
+{
+  return close_container (ctx);
+}
+
+static int
+cb_start_array (void *ctx)
+{
+  return open_container (ctx, yajl_t_array);
+}
+
+static const yajl_callbacks tree_callbacks = {
+  .yajl_null = cb_null,
+  .yajl_boolean = cb_boolean,
+  .yajl_number = cb_number,
+  .yajl_string = cb_string,
+  .yajl_start_map = cb_start_map,
+  .yajl_map_key = cb_map_key,
+  .yajl_end_map = cb_end,
+  .yajl_start_array = cb_start_array,
+  .yajl_end_array = cb_end,
+};
+
+void
+kist_json_tree_free (yajl_val v)
+{
+  if (v == NULL)
+    return;
+  struct json_tree *t = (struct json_tree *) v; /* the root is the first member */
+  struct arena_chunk *c = t->chunks;
+  while (c)
+    {
+      struct arena_chunk *next = c->next;
+      free (c);
+      c = next;
+    }
+  free (t);
+}
 
 void
 kist_json_tree_freep (yajl_val *v)
 {
-  if (*v)
-    yajl_tree_free (*v);
+  kist_json_tree_free (*v);
   *v = NULL;
+}
+
+/* The tree of the NUL-terminated buf, or NULL with yajl's verbose error in
+ * ebuf (as yajl_tree_parse writes it). */
+static yajl_val
+tree_parse (const char *buf, char *ebuf, size_t ebuf_size)
+{
+  struct json_tree *t = xcalloc (1, sizeof *t);
+  struct builder b = { .t = t };
+  yajl_handle h = yajl_alloc (&tree_callbacks, NULL, &b);
+  if (h == NULL)
+    abort ();
+  yajl_config (h, yajl_allow_comments, 1);
+  size_t len = strlen (buf);
+  yajl_status st = yajl_parse (h, (const unsigned char *) buf, len);
+  if (st == yajl_status_ok)
+    st = yajl_complete_parse (h);
+  free (b.vals);
+  free (b.keys);
+  if (st != yajl_status_ok || !b.done)
+    {
+      unsigned char *e = yajl_get_error (h, 1, (const unsigned char *) buf, len);
+      snprintf (ebuf, ebuf_size, "%s", e ? (const char *) e : "parse error");
+      if (e)
+        yajl_free_error (h, e);
+      yajl_free (h);
+      kist_json_tree_free (&t->root);
+      return NULL;
+    }
+  yajl_free (h);
+  return &t->root;
 }
 
 void
@@ -304,7 +627,7 @@ kist_json_parse (const char *json, size_t len, const char *doc, yajl_val *out,
   if (r < 0)
     return r;
   char ebuf[1024] = "";
-  yajl_val tree = yajl_tree_parse (buf, ebuf, sizeof ebuf);
+  yajl_val tree = tree_parse (buf, ebuf, sizeof ebuf);
   if (tree == NULL)
     {
       _cleanup_free_ char *m = format_yajl_error (ebuf);

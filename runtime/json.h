@@ -12,7 +12,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-void kist_json_tree_freep (yajl_val *v);   /* yajl_tree_free(*v) if set */
+void kist_json_tree_free (yajl_val v);     /* a tree of kist_json_parse (not yajl_tree_free) */
+void kist_json_tree_freep (yajl_val *v);   /* kist_json_tree_free(*v) if set */
 void kist_json_gen_freep (yajl_gen *g);    /* yajl_gen_free(*g) if set */
 #define _cleanup_yajl_ __attribute__ ((cleanup (kist_json_tree_freep)))
 #define _cleanup_yajl_gen_ __attribute__ ((cleanup (kist_json_gen_freep)))

@@ -763,7 +763,7 @@ kist_seccomp_profile_parse_json (const char *json, size_t len, const char *where
   if (kist_json_parse (json, len, where, &v, err) < 0)
     return -1;
   int ret = kist_seccomp_profile_parse (v, where, env, out, err);
-  yajl_tree_free (v);
+  kist_json_tree_free (v);
   return ret;
 }
 

@@ -364,7 +364,7 @@ kist_spec_free (struct kist_spec *s)
     }
   free (s->annotations);
   if (s->tree)
-    yajl_tree_free (s->tree);
+    kist_json_tree_free (s->tree);
   free (s);
 }
 

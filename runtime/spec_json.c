@@ -755,7 +755,7 @@ spec_parse_object (const char *json, size_t len, const char *doc, yajl_val *out,
     return r;
   if (!YAJL_IS_OBJECT (*out))
     {
-      yajl_tree_free (*out);
+      kist_json_tree_free (*out);
       *out = NULL;
       return kist_error_make (err, 0, "%sexpected a JSON object at the top level", doc);
     }

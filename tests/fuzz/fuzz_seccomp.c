@@ -83,7 +83,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         }
       fuzz_error_check_free (&qe);
       free (jp.buf);
-      yajl_tree_free (tree);
+      kist_json_tree_free (tree);
     }
   fuzz_error_check_free (&je);
   free (json);

@@ -115,7 +115,7 @@ START_TEST (test_json)
   const char *summary = YAJL_GET_STRING (kist_json_obj_get (v, "summary"));
   ck_assert_ptr_nonnull (summary);
   ck_assert_ptr_nonnull (strstr (summary, "cgroup.memory.max"));
-  yajl_tree_free (v);
+  kist_json_tree_free (v);
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 #include "error.h"
 #include "json.h"
@@ -17,6 +18,10 @@
 #include "state.h"
 #include "util.h"
 #include "unit.h"
+
+#ifndef KIST_SRCDIR
+#define KIST_SRCDIR "."
+#endif
 
 static char tmpdir[PATH_MAX];
 static int tmpfd = -1;
@@ -383,7 +388,7 @@ START_TEST (test_json_depth)
   size_t len = 0;
   _cleanup_free_ char *ok = nested (KIST_JSON_MAX_DEPTH - 1, &len);
   ck_assert_int_eq (kist_json_parse (ok, len, "t: ", &v, &err), 0);
-  yajl_tree_free (v);
+  kist_json_tree_free (v);
   v = NULL;
   _cleanup_free_ char *deep = nested (KIST_JSON_MAX_DEPTH, &len);
   ck_assert_int_lt (kist_json_parse (deep, len, "t: ", &v, &err), 0);
@@ -442,7 +447,7 @@ START_TEST (test_json_depth)
     const char *str = v->u.array.values[0]->u.string;
     ck_assert_ptr_nonnull (str);
     ck_assert_uint_eq (strlen (str), 71);
-    yajl_tree_free (v);
+    kist_json_tree_free (v);
     v = NULL;
   }
 
@@ -518,6 +523,153 @@ START_TEST (test_errors)
 }
 END_TEST
 
+
+/* kist_json_parse builds its tree itself (json.c): it must be yajl_tree_parse's,
+ * node for node, on every document here and every file of the fuzz corpora
+ * and seccomp-profiles/, and fail where yajl_tree_parse fails. */
+static void
+same_tree (yajl_val a, yajl_val b, const char *where)
+{
+  ck_assert_msg ((a == NULL) == (b == NULL), "%s: one node missing", where);
+  if (a == NULL)
+    return;
+  ck_assert_msg (a->type == b->type, "%s: type %d vs %d", where, a->type, b->type);
+  switch (a->type)
+    {
+    case yajl_t_string:
+      ck_assert_msg (strcmp (a->u.string, b->u.string) == 0, "%s: string", where);
+      break;
+    case yajl_t_number:
+      ck_assert_msg (strcmp (a->u.number.r, b->u.number.r) == 0, "%s: number text", where);
+      ck_assert_msg (a->u.number.flags == b->u.number.flags, "%s: number flags %u vs %u (%s)",
+                     where, a->u.number.flags, b->u.number.flags, a->u.number.r);
+      if (a->u.number.flags & YAJL_NUMBER_INT_VALID)
+        ck_assert_msg (a->u.number.i == b->u.number.i, "%s: integer", where);
+      if (a->u.number.flags & YAJL_NUMBER_DOUBLE_VALID)
+        ck_assert_msg (a->u.number.d == b->u.number.d, "%s: double", where);
+      break;
+    case yajl_t_object:
+      ck_assert_msg (a->u.object.len == b->u.object.len, "%s: object length", where);
+      for (size_t i = 0; i < a->u.object.len; i++)
+        {
+          ck_assert_msg (strcmp (a->u.object.keys[i], b->u.object.keys[i]) == 0, "%s: key %zu",
+                         where, i);
+          same_tree (a->u.object.values[i], b->u.object.values[i], where);
+        }
+      break;
+    case yajl_t_array:
+      ck_assert_msg (a->u.array.len == b->u.array.len, "%s: array length", where);
+      for (size_t i = 0; i < a->u.array.len; i++)
+        same_tree (a->u.array.values[i], b->u.array.values[i], where);
+      break;
+    default:
+      break;
+    }
+}
+
+static void
+compare_parse (const char *json, size_t len, const char *where)
+{
+  /* As kist_json_parse refuses them before any parser (tested above). */
+  if (len == 0 || memchr (json, '\0', len) || strstr (json, "\\u0000"))
+    return;
+  yajl_val mine = NULL;
+  struct kist_error *e = NULL;
+  int r = kist_json_parse (json, len, "", &mine, &e);
+  if (r < 0 && e && strstr (e->msg, "nested") != NULL)
+    {
+      kist_error_free (e); /* the depth limit: before any parser */
+      return;
+    }
+  char *copy = strndup (json, len);
+  char ebuf[1024] = "";
+  yajl_val theirs = yajl_tree_parse (copy, ebuf, sizeof ebuf);
+  free (copy);
+  ck_assert_msg ((r == 0) == (theirs != NULL), "%s: kist %s, yajl_tree %s", where,
+                 r == 0 ? "parses" : e->msg, theirs ? "parses" : ebuf);
+  if (r == 0)
+    same_tree (mine, theirs, where);
+  else
+    {
+      char *nl = strchr (ebuf, '\n');
+      if (nl)
+        *nl = '\0';
+      ck_assert_msg (strstr (e->msg, ebuf) != NULL, "%s: `%s` lacks yajl's `%s`", where, e->msg,
+                     ebuf);
+    }
+  kist_error_free (e);
+  kist_json_tree_free (mine);
+  yajl_tree_free (theirs);
+}
+
+static size_t n_compared;
+
+static void
+compare_dir (const char *dir)
+{
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      if (de->d_name[0] == '.')
+        continue;
+      char *path = xasprintf ("%s/%s", dir, de->d_name);
+      struct stat st;
+      if (stat (path, &st) == 0 && S_ISDIR (st.st_mode))
+        compare_dir (path);
+      else if (S_ISREG (st.st_mode) && st.st_size < (1 << 20))
+        {
+          char *buf = NULL;
+          size_t len = 0;
+          struct kist_error *e = NULL;
+          if (kist_read_file_at (AT_FDCWD, path, 1u << 20, &buf, &len, &e) == 0)
+            compare_parse (buf, len, path), n_compared++;
+          kist_error_free (e);
+          free (buf);
+        }
+      free (path);
+    }
+  closedir (d);
+}
+
+START_TEST (test_json_tree_as_yajl)
+{
+  static const char *const docs[] = {
+    "{}", "[]", "null", "true", "false", "0", "-0", "1", "-1", "42", "1.5", "-2.5e3", "1e3",
+    "1E400", "-1e-400", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+    "-9223372036854775809", "99999999999999999999", "0.0", "123456789012345678901234567890",
+    "\"\"", "\"a\\nb\\t\\\"q\\\" \\/ \\\\ \\u00e9 \\ud83d\\ude00\"",
+    "{\"a\": 1, \"b\": [1, 2, {\"c\": null}], \"a\": \"dup\"}",
+    "[[[]], {}, [{}], {\"x\": []}]",
+    "/* c */ {\"k\" /* in */ : // line\n [1, /* x */ 2]}",
+    "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"env\": [], \"user\": "
+    "{\"uid\": 0, \"gid\": 0}}, \"linux\": {\"namespaces\": [{\"type\": \"pid\"}]}}",
+    /* malformed */
+    "{", "[1,]", "{\"a\" 1}", "{\"a\": }", "tru", "[1] [2]", "{\"a\": 1} x", "\"unterminated",
+    "[\"\\x\"]", "{1: 2}", "[01]", "[1.]", "[-]", "\"\\ud800\"", "[\"\xff\"]", "// only a comment",
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
+    compare_parse (docs[i], strlen (docs[i]), docs[i]);
+  /* A wide document: many members, long strings. */
+  size_t cap = 1 << 20, n = 0;
+  char *big = xmalloc (cap);
+  n += (size_t) snprintf (big + n, cap - n, "{\"a\": [");
+  for (int i = 0; i < 5000; i++)
+    n += (size_t) snprintf (big + n, cap - n, "%s{\"n%d\": %d, \"s\": \"%0*d\"}", i ? "," : "", i,
+                            i, i % 200 + 1, i);
+  n += (size_t) snprintf (big + n, cap - n, "]}");
+  compare_parse (big, n, "5000 objects");
+  free (big);
+  compare_dir (KIST_SRCDIR "/seccomp-profiles");
+  compare_dir (KIST_SRCDIR "/tests/fuzz/corpus");
+  compare_dir (KIST_SRCDIR "/examples");
+  ck_assert_msg (n_compared > 50, "only %zu files compared (KIST_SRCDIR %s)", n_compared,
+                 KIST_SRCDIR);
+}
+END_TEST
+
 static Suite *
 util_suite (void)
 {
@@ -536,6 +688,7 @@ util_suite (void)
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_json_depth);
   tcase_add_test (tc, test_json_gen_take);
+  tcase_add_test (tc, test_json_tree_as_yajl);
   suite_add_tcase (s, tc);
   return s;
 }
