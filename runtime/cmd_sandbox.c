@@ -867,6 +867,9 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   if (f.o.fallback && kist_sandbox_fallback_unconfined (r, err))
     {
       emit_report (&f, r, true);
+      /* The handle holds the state dir's lock, which the teardown's delete
+       * takes: let it go (and the init, whose socket closes with it). */
+      kist_created_freep (&created);
       goto teardown;
     }
   kist_forward_signals (pid);

@@ -127,6 +127,24 @@ restricted timeout sandbox --fallback landlock --timeout 1 "${BASE[@]}" -- \
 expect_eq "timeout: exit 124" 124 "$RC"
 expect_eq "timeout: no process of the sandbox is left" "" "$(leftover_pids)"
 
+# ---- Landlock refused by the kernel where kist applies it
+# (landlock_restrict_self fails with EPERM under a filter; the probe before
+# passes) and allowed to degrade: the fallback never runs unconfined.  The create succeeded, so its state dir is locked by kist's
+# own handle: the teardown must let that go before it deletes (it once
+# waited for it forever).
+if cc -O2 -o "$T/denysys" "$IT_DIR/../security/denysys.c" 2> "$T/denysys.err"; then
+  restricted_userns nold "$T/denysys" 446 1 "$KIST" sandbox --fallback landlock \
+    --allow-degraded landlock "${BASE[@]}" -- /usr/bin/touch "$T/flag/ran-unconfined"
+  expect_eq "landlock refused: exit 125, a kist error (not the timeout's 124)" 125 "$RC"
+  expect_contains "landlock refused: the error says the sandbox never runs without it" "$ERR" \
+    "without namespaces the sandbox never runs without it"
+  expect_true "landlock refused: the command did not run" test ! -e "$T/flag/ran-unconfined"
+  expect_eq "landlock refused: no process of the sandbox is left" "" "$(leftover_pids)"
+  expect_eq "landlock refused: no sandbox dir is left" "" "$(ls -A "$SB" 2> /dev/null)"
+else
+  fail "build denysys" "$(cat "$T/denysys.err")"
+fi
+
 # ---- kist and its process group killed (SIGKILL): its init, in a group of its
 # own, kills everything left (its parent-death signal), then kist gc removes
 # the sandbox's state and dir

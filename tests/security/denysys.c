@@ -3,7 +3,8 @@
  * syscall NR fail with ERRNO (x86_64 and the native arch only; everything
  * else allowed).  s_escape.sh uses it to make the kernel refuse a step kist
  * takes (mremap, for the rebind of its image) and to see what kist does
- * then.  As root: no no_new_privs, so the command keeps what it would have. */
+ * then; t_fallback to make Landlock unavailable.  As root: no no_new_privs,
+ * so the command keeps what it would have. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -34,6 +35,12 @@ main (int argc, char **argv)
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+  /* Unprivileged, a filter needs no_new_privs (t_fallback runs it as nobody). */
+  if (geteuid () != 0 && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    {
+      perror ("denysys: PR_SET_NO_NEW_PRIVS");
+      return 1;
+    }
   if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
     {
       perror ("denysys: seccomp");
