@@ -867,9 +867,6 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   if (f.o.fallback && kist_sandbox_fallback_unconfined (r, err))
     {
       emit_report (&f, r, true);
-      /* The handle holds the state dir's lock, which the teardown's delete
-       * takes: let it go (and the init, whose socket closes with it). */
-      kist_created_freep (&created);
       goto teardown;
     }
   kist_forward_signals (pid);
@@ -931,6 +928,9 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   }
 
 teardown:
+  /* Until a start took them, the create's handle holds the state dir's lock,
+   * which the teardown's delete takes, and the init's socket: let both go. */
+  kist_created_freep (&created);
   {
     /* A failure here does not change the command's status: it is printed
      * (and recorded in the report as "teardown", not applied). */

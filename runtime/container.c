@@ -324,8 +324,6 @@ init_go (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
   return kist_hooks_parent_create (c->ctx, r, err);
 }
 
-/* The init waits for the COMMIT: what it set is read from outside now,
- * before any entry counts as applied (verify.h). */
 static int
 drain_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
 {
@@ -361,6 +359,8 @@ init_error_first (struct kist_collect *c, struct kist_report *r, struct kist_err
   return -1;
 }
 
+/* The init waits for the COMMIT: what it set is read from outside now,
+ * before any entry counts as applied (verify.h). */
 static int
 init_ready (struct kist_collect *c, struct kist_report *r, struct kist_error **err)
 {
