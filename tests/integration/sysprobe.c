@@ -5,7 +5,8 @@
  *   sysprobe NAME [ARG...]
  *
  * tries one operation and prints one line, "NAME ok" or "NAME errno=ENAME"
- * (e.g. "mount errno=EPERM"), and exits 0; it exits 2 on a usage error.
+ * (e.g. "mount errno=EPERM"; "NAME killed=SIGNAME" for the probes that make
+ * the call in a child), and exits 0; it exits 2 on a usage error.
  * Every probe is harmless even where the kernel allows it: the arguments are
  * chosen so that the call fails after the permission checks (reboot with a
  * bad magic number, swapon of a missing file, kexec_load with an impossible
@@ -25,6 +26,7 @@
 #include <linux/userfaultfd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,61 @@ static long
 p_getpid (int argc, char **argv)
 {
   return syscall (SYS_getpid);
+}
+
+/* getpid through another system call ABI of the x86_64 kernel: the i386
+ * one (int $0x80, getpid is 20) or the x32 one (the x86_64 number with bit
+ * 30 set).  A filter can kill the caller for a foreign ABI, so the call is
+ * made in a child: "ok" when it returned the child's pid, the errno it
+ * returned, or killed=SIGNAME when the child died of a signal. */
+static int probe_killed_by;
+
+static long
+getpid_abi (bool i386)
+{
+#if defined(__x86_64__)
+  pid_t pid = fork ();
+  if (pid < 0)
+    return -1;
+  if (pid == 0)
+    {
+      long r;
+      if (i386)
+        __asm__ volatile ("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+      else
+        __asm__ volatile ("syscall" : "=a"(r) : "a"(0x40000000L | SYS_getpid) : "rcx", "r11", "memory");
+      if (r == (long) getpid ())
+        _exit (0);
+      _exit (r < 0 && r > -256 ? (int) -r : 255);
+    }
+  int st;
+  while (waitpid (pid, &st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  if (WIFSIGNALED (st))
+    {
+      probe_killed_by = WTERMSIG (st);
+      return -2;
+    }
+  errno = WEXITSTATUS (st) == 255 ? EPROTO : WEXITSTATUS (st);
+  return errno ? -1 : 0;
+#else
+  (void) i386;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+static long
+p_getpid_i386 (int argc, char **argv)
+{
+  return getpid_abi (true);
+}
+
+static long
+p_getpid_x32 (int argc, char **argv)
+{
+  return getpid_abi (false);
 }
 
 /* mount [TARGET]: a small tmpfs on TARGET (default /tmp), unmounted again. */
@@ -584,6 +641,8 @@ struct probe
 
 static const struct probe probes[] = {
   { "getpid", p_getpid, "getpid()" },
+  { "getpid-i386", p_getpid_i386, "getpid by int $0x80 (the i386 ABI), in a child" },
+  { "getpid-x32", p_getpid_x32, "getpid by its x32 number (bit 30 set), in a child" },
   { "mount", p_mount, "mount a tmpfs on ARG (default /tmp), then unmount it" },
   { "umount2", p_umount2, "umount2(ARG or a missing path)" },
   { "pivot_root", p_pivot_root, "pivot_root of a missing path" },
@@ -664,6 +723,8 @@ main (int argc, char **argv)
       long r = probes[i].fn (argc, argv);
       if (r >= 0)
         printf ("%s ok\n", argv[1]);
+      else if (r == -2)
+        printf ("%s killed=SIG%s\n", argv[1], sigabbrev_np (probe_killed_by));
       else
         {
           int e = errno;

@@ -263,6 +263,8 @@ run_matrix default-nocap default \
   "init_module|init_module|EPERM|only" \
   "kexec_load|kexec_load|EPERM|only" \
   "getpid|getpid|ok|same" \
+  "getpid-i386|getpid-i386|-|same" \
+  "getpid-x32|getpid-x32|-|same" \
   "fork|fork|ok|same" \
   "unshare-fs|unshare-fs|ok|same" \
   "personality0|personality 0|ok|same" \
@@ -321,7 +323,7 @@ run_matrix default-caps default \
   "init_module|init_module|-|same" \
   "chroot|chroot|ok|same"
 
-# ---- 4. strict.json with capabilities: nothing is gated, and more is denied ----------
+# ---- 4. strict.json with capabilities: nothing is gated, more is denied, native ABI only
 cfg_reset
 C_CAPS='["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_SYS_ADMIN", "CAP_SYS_BOOT",
   "CAP_BPF", "CAP_PERFMON", "CAP_SYS_MODULE", "CAP_SYS_CHROOT", "CAP_NET_RAW", "CAP_SYS_PTRACE",
@@ -347,6 +349,8 @@ strict_specs=(
   "chroot|chroot|EPERM|proof"
   "tiocsti|tiocsti|EPERM|proof"
   "clone3|clone3|ENOSYS|proof"
+  "getpid-i386|getpid-i386|killed=SIGSYS|proof?"
+  "getpid-x32|getpid-x32|killed=SIGSYS|proof"
   "getpid|getpid|ok|same"
   "fork|fork|ok|same"
   "unshare-fs|unshare-fs|ok|same"
