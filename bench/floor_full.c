@@ -27,7 +27,7 @@
  * Done, in kist's order:
  *   parent: read the cached seccomp BPF; mkdir the scope; BPF_PROG_LOAD of
  *     the cgroup device program (runtime/cgroup_devices.c with no configured
- *     rule: runc's 10 default rules, 59 insns) and BPF_PROG_ATTACH
+ *     rule: runc's 10 default rules, 90 insns) and BPF_PROG_ATTACH
  *     (BPF_F_ALLOW_MULTI) to the scope; clone3 with CLONE_NEWNS|NEWUTS|
  *     NEWIPC|NEWPID|NEWNET|NEWCGROUP|CLONE_INTO_CGROUP (kist spec's namespaces).
  *   child: PR_SET_DUMPABLE 0; lo up (rtnetlink RTM_NEWLINK IFF_UP + ACK);
@@ -122,35 +122,34 @@ static size_t
 dev_program (struct bpf_insn *p)
 {
   size_t n = 0;
-  /* r2 = type, r3 = access, r4 = major, r5 = minor */
-  p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
-  p[n++] = I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff);
-  p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 3, 1, 0, 0);
-  p[n++] = I (BPF_ALU | BPF_RSH | BPF_K, 3, 0, 0, 16);
-  p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 4, 1, 4, 0);
-  p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 5, 1, 8, 0);
+  /* each test loads its field of the context (r1) into r2 */
   for (size_t k = sizeof dev_rules / sizeof dev_rules[0]; k-- > 0;)
     {
       const struct dev_rule *r = &dev_rules[k];
       size_t skip[4], ns = 0;
+      p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
+      p[n++] = I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff);
       skip[ns++] = n;
       p[n++] = I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0, r->type);
       if (r->access != ACC_ALL)
         {
-          p[n++] = I (BPF_ALU | BPF_MOV | BPF_X, 1, 3, 0, 0);
-          p[n++] = I (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, ~r->access & ACC_ALL);
+          p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
+          p[n++] = I (BPF_ALU | BPF_RSH | BPF_K, 2, 0, 0, 16);
+          p[n++] = I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, ~r->access & ACC_ALL);
           skip[ns++] = n;
-          p[n++] = I (BPF_JMP | BPF_JNE | BPF_K, 1, 0, 0, 0);
+          p[n++] = I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0, 0);
         }
       if (r->major >= 0)
         {
+          p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 4, 0);
           skip[ns++] = n;
-          p[n++] = I (BPF_JMP32 | BPF_JNE | BPF_K, 4, 0, 0, r->major);
+          p[n++] = I (BPF_JMP32 | BPF_JNE | BPF_K, 2, 0, 0, r->major);
         }
       if (r->minor >= 0)
         {
+          p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 8, 0);
           skip[ns++] = n;
-          p[n++] = I (BPF_JMP32 | BPF_JNE | BPF_K, 5, 0, 0, r->minor);
+          p[n++] = I (BPF_JMP32 | BPF_JNE | BPF_K, 2, 0, 0, r->minor);
         }
       p[n++] = I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1);
       p[n++] = I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0);

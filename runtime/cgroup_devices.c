@@ -19,8 +19,15 @@
  * config that wants one usable allows it in linux.resources.devices as
  * docker and podman do for --device.
  *
- * Context (struct bpf_cgroup_dev_ctx): u32 access_type = access << 16 | type,
- * u32 major, u32 minor.  Registers: r2 type, r3 access, r4 major, r5 minor. */
+ * Context (struct bpf_cgroup_dev_ctx, in r1): u32 access_type = access << 16
+ * | type, u32 major, u32 minor.  Each test of a rule loads the field it
+ * looks at into r2 from the context, instead of the whole context split into
+ * r2..r5 once at the start: then no register carries anything from one rule
+ * to the next, every path to a rule's first instruction has the same state,
+ * and the verifier checks each rule once (runc's default rules: 10 states,
+ * 136 instructions processed, against 20 and 179 with the split registers;
+ * BPF_PROG_LOAD ~30 % faster).  A device request pays four more loads per
+ * rule tested, which cost nothing next to the open or mknod it guards. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -98,37 +105,44 @@ emit_rule (struct prog *p, const struct kist_cgroup_dev_rule *rl)
 
   if (rl->type == 'c' || rl->type == 'b')
     {
+      /* r2 = access_type & 0xffff: the device type */
+      emit (p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0));
+      emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff));
       jumps[n_jumps++] = p->n;
       emit (p, insn (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0,
                      rl->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
     }
   if ((rl->access & ACC_ALL) != ACC_ALL)
     {
-      emit (p, insn (BPF_ALU | BPF_MOV | BPF_X, 1, 3, 0, 0));
+      /* r2 = access_type >> 16: the access asked for */
+      emit (p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0));
+      emit (p, insn (BPF_ALU | BPF_RSH | BPF_K, 2, 0, 0, 16));
       if (rl->allow)
         {
           /* Anything asked for that the rule does not grant: no match. */
-          emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) (~rl->access & ACC_ALL)));
+          emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, (int32_t) (~rl->access & ACC_ALL)));
           jumps[n_jumps++] = p->n;
-          emit (p, insn (BPF_JMP | BPF_JNE | BPF_K, 1, 0, 0, 0));
+          emit (p, insn (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0, 0));
         }
       else
         {
           /* Nothing asked for that the rule denies: no match. */
-          emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 1, 0, 0, (int32_t) rl->access));
+          emit (p, insn (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, (int32_t) rl->access));
           jumps[n_jumps++] = p->n;
-          emit (p, insn (BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0, 0));
+          emit (p, insn (BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 0, 0));
         }
     }
   if (rl->major >= 0)
     {
+      emit (p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 4, 0));
       jumps[n_jumps++] = p->n;
-      emit (p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 4, 0, 0, (int32_t) (uint32_t) rl->major));
+      emit (p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 2, 0, 0, (int32_t) (uint32_t) rl->major));
     }
   if (rl->minor >= 0)
     {
+      emit (p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 8, 0));
       jumps[n_jumps++] = p->n;
-      emit (p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 5, 0, 0, (int32_t) (uint32_t) rl->minor));
+      emit (p, insn (BPF_JMP32 | BPF_JNE | BPF_K, 2, 0, 0, (int32_t) (uint32_t) rl->minor));
     }
   emit (p, insn (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, rl->allow ? 1 : 0));
   emit (p, insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
@@ -150,14 +164,6 @@ kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
   size_t n_def = KIST_ARRAY_SIZE (default_rules);
 
   memset (&last_built, 0, sizeof last_built);
-
-  /* Prologue: split the context into r2..r5. */
-  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0));
-  emit (&p, insn (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff));
-  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 3, 1, 0, 0));
-  emit (&p, insn (BPF_ALU | BPF_RSH | BPF_K, 3, 0, 0, 16));
-  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 4, 1, 4, 0));
-  emit (&p, insn (BPF_LDX | BPF_MEM | BPF_W, 5, 1, 8, 0));
 
   /* The rule list is the configured rules followed by the defaults; the
    * last one is tested first. */

@@ -313,7 +313,8 @@ END_TEST
 
 /* ---------------------------------------------------------------- devices */
 
-/* Every jump lands inside the program and the program ends with exit. */
+/* Every jump lands inside the program and the program ends with exit;
+ * r1 (the context) is never written and every load reads the context. */
 static void
 check_prog (const struct bpf_insn *insns, size_t n)
 {
@@ -321,6 +322,11 @@ check_prog (const struct bpf_insn *insns, size_t n)
   ck_assert_uint_eq (insns[n - 1].code, BPF_JMP | BPF_EXIT);
   for (size_t i = 0; i < n; i++)
     {
+      uint8_t c = BPF_CLASS (insns[i].code);
+      if (c == BPF_ALU || c == BPF_ALU64 || c == BPF_LDX)
+        ck_assert_msg (insns[i].dst_reg != 1, "insn %zu writes r1", i);
+      if (c == BPF_LDX)
+        ck_assert_msg (insns[i].src_reg == 1, "insn %zu loads from r%d", i, insns[i].src_reg);
       uint8_t cls = BPF_CLASS (insns[i].code);
       if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP (insns[i].code) != BPF_EXIT)
         {
@@ -337,13 +343,14 @@ START_TEST (test_dev_program)
   size_t n = 0;
 
   /* runc's default rules are appended after the configured ones: being
-   * last they are tested first, right after the prologue */
+   * last they are tested first, from the first instruction */
   ck_assert_int_eq (kist_cgroup_dev_program (NULL, 0, &insns, &n, &err), 0);
-  const size_t defaults = n - 6 - 2; /* prologue, final deny */
-  ck_assert_uint_eq (defaults, 51);
+  const size_t defaults = n - 2; /* final deny */
+  ck_assert_uint_eq (defaults, 88);
   check_prog (insns, n);
-  ck_assert_int_eq (insns[6].imm, BPF_DEVCG_DEV_CHAR); /* c 5:2 (ptmx) */
-  ck_assert_int_eq (insns[8].imm, 2);
+  ck_assert_int_eq (insns[2].imm, BPF_DEVCG_DEV_CHAR); /* c 5:2 (ptmx) */
+  ck_assert_int_eq (insns[4].imm, 5);
+  ck_assert_int_eq (insns[6].imm, 2);
   free (insns);
 
   /* deny all, allow c 1:3 rwm, allow c *:* m */
@@ -353,16 +360,16 @@ START_TEST (test_dev_program)
     { true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD },
   };
   ck_assert_int_eq (kist_cgroup_dev_program (rules, 3, &insns, &n, &err), 0);
-  /* prologue 6 + defaults + (c *:* m) 6 + (c 1:3) 5 + (deny all, terminal) 2 */
-  ck_assert_uint_eq (n, 19 + defaults);
+  /* defaults + (c *:* m) 9 + (c 1:3) 9 + (deny all, terminal) 2 */
+  ck_assert_uint_eq (n, 20 + defaults);
   check_prog (insns, n);
   ck_assert_int_eq (insns[n - 2].imm, 0); /* last reached: deny */
-  ck_assert_int_eq (insns[6 + defaults].imm, BPF_DEVCG_DEV_CHAR);
+  ck_assert_int_eq (insns[2 + defaults].imm, BPF_DEVCG_DEV_CHAR);
   free (insns);
 
   /* only an allow: default deny appended */
   ck_assert_int_eq (kist_cgroup_dev_program (&rules[1], 1, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, 13 + defaults);
+  ck_assert_uint_eq (n, 11 + defaults);
   check_prog (insns, n);
   ck_assert_int_eq (insns[n - 2].imm, 0);
   ck_assert_int_eq (insns[n - 4].imm, 1);
@@ -374,9 +381,9 @@ START_TEST (test_dev_program)
     { false, 'b', 8, -1, BPF_DEVCG_ACC_WRITE },
   };
   ck_assert_int_eq (kist_cgroup_dev_program (r2, 2, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, 6 + defaults + 7 + 2);
+  ck_assert_uint_eq (n, defaults + 11 + 2);
   check_prog (insns, n);
-  ck_assert_uint_eq (insns[9 + defaults].code, BPF_JMP | BPF_JEQ | BPF_K); /* deny: no overlap -> next */
+  ck_assert_uint_eq (insns[6 + defaults].code, BPF_JMP | BPF_JEQ | BPF_K); /* deny: no overlap -> next */
   free (insns);
 
   ck_assert_ptr_null (err);
