@@ -374,7 +374,19 @@ utf8_sanitize (const char *s)
 static void
 gen_str (yajl_gen g, const char *s)
 {
-  _cleanup_free_ char *clean = utf8_sanitize (s ? s : "");
+  if (s == NULL)
+    s = "";
+  /* Nearly every string is ASCII, which needs no sanitizing copy. */
+  const unsigned char *u = (const unsigned char *) s;
+  size_t n = 0;
+  while (u[n] != '\0' && u[n] < 0x80)
+    n++;
+  if (u[n] == '\0')
+    {
+      yajl_gen_string (g, u, n);
+      return;
+    }
+  _cleanup_free_ char *clean = utf8_sanitize (s);
   yajl_gen_string (g, (const unsigned char *) clean, strlen (clean));
 }
 
@@ -393,9 +405,11 @@ layer_missing (const struct kist_layer *l)
 
 /* Names of the requested, not applied layers of a group, for the summary:
  * "seccomp (not implemented), rlimit.RLIMIT_NOFILE (Operation not permitted)".
- * Returns NULL when nothing is missing; *n_requested counts requested ones. */
+ * Returns NULL when nothing is missing; *n_requested counts requested ones.
+ * groups[i] is the group of r->layers[i] (needed unless grp is -1: all). */
 static char *
-group_missing_text (const struct kist_report *r, int grp, size_t *n_requested)
+group_missing_text (const struct kist_report *r, const enum kist_group *groups, int grp,
+                    size_t *n_requested)
 {
   char *buf = NULL;
   size_t sz = 0;
@@ -407,7 +421,7 @@ group_missing_text (const struct kist_report *r, int grp, size_t *n_requested)
   for (size_t i = 0; i < r->n_layers; i++)
     {
       const struct kist_layer *l = &r->layers[i];
-      if ((grp >= 0 && (int) kist_layer_group (l->name) != grp) || l->requested == NULL)
+      if ((grp >= 0 && (int) groups[i] != grp) || l->requested == NULL)
         continue;
       (*n_requested)++;
       if (!layer_missing (l))
@@ -428,17 +442,18 @@ char *
 kist_report_missing_text (const struct kist_report *r)
 {
   size_t n = 0;
-  return r ? group_missing_text (r, -1, &n) : NULL;
+  return r ? group_missing_text (r, NULL, -1, &n) : NULL;
 }
 
 static void
-gen_group (yajl_gen g, const struct kist_report *r, const char *key, enum kist_group grp)
+gen_group (yajl_gen g, const struct kist_report *r, const enum kist_group *groups,
+           const char *key, enum kist_group grp)
 {
   bool applied = true;
   gen_str (g, key);
   yajl_gen_map_open (g);
   for (size_t i = 0; i < r->n_layers; i++)
-    if (kist_layer_group (r->layers[i].name) == grp && layer_missing (&r->layers[i]))
+    if (groups[i] == grp && layer_missing (&r->layers[i]))
       applied = false;
   gen_str (g, "applied");
   yajl_gen_bool (g, applied);
@@ -447,12 +462,12 @@ gen_group (yajl_gen g, const struct kist_report *r, const char *key, enum kist_g
   for (size_t i = 0; i < r->n_layers; i++)
     {
       const struct kist_layer *l = &r->layers[i];
-      if (kist_layer_group (l->name) != grp || !layer_missing (l))
+      if (groups[i] != grp || !layer_missing (l))
         continue;
       /* Each name once, even if a layer was recorded twice. */
       bool seen = false;
       for (size_t j = 0; j < i && !seen; j++)
-        seen = kist_layer_group (r->layers[j].name) == grp && layer_missing (&r->layers[j])
+        seen = groups[j] == grp && layer_missing (&r->layers[j])
                && strcmp (r->layers[j].name, l->name) == 0;
       if (!seen)
         gen_str (g, l->name);
@@ -462,7 +477,7 @@ gen_group (yajl_gen g, const struct kist_report *r, const char *key, enum kist_g
 }
 
 static char *
-report_summary (const struct kist_report *r)
+report_summary (const struct kist_report *r, const enum kist_group *layer_groups)
 {
   static const struct
   {
@@ -479,7 +494,7 @@ report_summary (const struct kist_report *r)
   for (size_t i = 0; i < KIST_ARRAY_SIZE (groups); i++)
     {
       size_t n_req = 0;
-      _cleanup_free_ char *missing = group_missing_text (r, groups[i].grp, &n_req);
+      _cleanup_free_ char *missing = group_missing_text (r, layer_groups, groups[i].grp, &n_req);
       const char *sep = i ? "; " : "";
       if (groups[i].grp == KIST_GROUP_OTHER)
         {
@@ -626,11 +641,15 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
     gen_layer (g, &r->layers[i]);
   yajl_gen_array_close (g);
 
+  /* Each layer's group, looked up once for the groups and the summary. */
+  _cleanup_free_ enum kist_group *groups = xcalloc (r->n_layers + 1, sizeof *groups);
+  for (size_t i = 0; i < r->n_layers; i++)
+    groups[i] = kist_layer_group (r->layers[i].name);
   gen_timing (g, r);
-  gen_group (g, r, "confinement", KIST_GROUP_CONFINEMENT);
-  gen_group (g, r, "limits", KIST_GROUP_LIMITS);
+  gen_group (g, r, groups, "confinement", KIST_GROUP_CONFINEMENT);
+  gen_group (g, r, groups, "limits", KIST_GROUP_LIMITS);
 
-  _cleanup_free_ char *summary = report_summary (r);
+  _cleanup_free_ char *summary = report_summary (r, groups);
   gen_key_str (g, "summary", summary);
   yajl_gen_map_close (g);
 
