@@ -923,7 +923,11 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     kist_init_status_read (init_rd, &end.init);
     ws.xfsz = end.init.known && WIFSIGNALED (end.init.wstatus)
               && WTERMSIG (end.init.wstatus) == SIGXFSZ;
-    kist_container_usage (rootfd, id, &end.cg);
+    /* The scope the create committed: no second open of the state. */
+    if (created)
+      kist_scope_usage (kist_created_cgroup_path (created), &end.cg);
+    else
+      kist_container_usage (rootfd, id, &end.cg);
     kist_sb_record_end (r, &end, f.status_fd);
   }
 

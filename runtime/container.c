@@ -253,7 +253,7 @@ resolve_rootfs (struct kist_ctx *ctx, struct kist_error **err)
                             root);
   if (!S_ISDIR (st.st_mode))
     return kist_error_make (err, ENOTDIR, "root.path `%s` is not a directory", root);
-  char *real = realpath (path, NULL);
+  char *real = kist_realpath (path);
   if (real == NULL)
     return kist_error_make (err, errno, "root.path `%s`: realpath", root);
   ctx->rootfs = real;
@@ -471,6 +471,12 @@ kist_created_rootfd (const struct kist_created *c)
   return c->j.rootfd;
 }
 
+const char *
+kist_created_cgroup_path (const struct kist_created *c)
+{
+  return c ? c->j.intent.cgroup_path : NULL;
+}
+
 /* The bundle and its config, checked whole before any state exists: a
  * config error leaves nothing to clean up. */
 static int
@@ -484,12 +490,15 @@ create_load (struct create_job *j, struct kist_error **err)
                             "--systemd-cgroup: the systemd cgroup driver is not implemented by kist; "
                             "drop the flag (kist uses cgroupfs paths)");
   const char *bundle = o->bundle ? o->bundle : ".";
-  j->ctx.bundle = j->bundle = realpath (bundle, NULL);
-  if (j->bundle == NULL)
-    return kist_error_make (err, errno, "bundle `%s`", bundle);
-  j->ctx.bundle_fd = j->bundle_fd = open (j->bundle, O_DIRECTORY | O_CLOEXEC);
+  /* The directory opened once; its canonical path read from the fd (no
+   * second resolution that could land elsewhere). */
+  j->ctx.bundle_fd = j->bundle_fd = open (bundle, O_DIRECTORY | O_CLOEXEC);
   if (j->bundle_fd < 0)
-    return kist_error_make (err, errno, "bundle `%s`", j->bundle);
+    return kist_error_make (err, errno, "bundle `%s`", bundle);
+  j->bundle = kist_fd_realpath (j->bundle_fd);
+  if (j->bundle == NULL && (j->bundle = realpath (bundle, NULL)) == NULL)
+    return kist_error_make (err, errno, "bundle `%s`", bundle);
+  j->ctx.bundle = j->bundle;
   if (o->config_json ? kist_spec_parse (o->config_json, o->config_len, &j->spec, err) < 0
                      : kist_spec_load (j->bundle_fd, &j->spec, err) < 0)
     return kist_error_wrap (err, "bundle `%s`", j->bundle);
@@ -566,15 +575,15 @@ create_state (struct create_job *j, struct kist_report **report, struct kist_err
     return -1;
   j->created = kist_time_rfc3339 ();
   j->owner = xasprintf ("%u", (unsigned) geteuid ());
+  uint64_t self_start = kist_pid_start_time (getpid ());
   j->intent = (struct kist_state){ .id = (char *) o->id, .bundle = j->bundle,
                                    .rootfs = j->rootfs, .created = j->created,
                                    .owner = j->owner, .oci_version = j->spec->oci_version,
                                    .deadline = o->deadline,
                                    .kist_pid = o->die_with_parent ? getpid () : 0,
-                                   .kist_pid_start_time
-                                   = o->die_with_parent ? kist_pid_start_time (getpid ()) : 0,
+                                   .kist_pid_start_time = o->die_with_parent ? self_start : 0,
                                    .creating = true, .creator_pid = getpid (),
-                                   .creator_start_time = kist_pid_start_time (getpid ()) };
+                                   .creator_start_time = self_start };
   create_scope_intent (j);
   if (kist_state_create_with (j->rootfd, o->id, &j->intent, &j->state_dirfd, err) < 0)
     return -1;

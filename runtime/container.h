@@ -46,6 +46,8 @@ kist_created_freep (struct kist_created **c)
 #define _cleanup_created_ __attribute__ ((cleanup (kist_created_freep)))
 /* The state root the create opened (owned by c). */
 int kist_created_rootfd (const struct kist_created *c);
+/* The cgroup scope the committed state names (absolute; NULL: none; owned by c). */
+const char *kist_created_cgroup_path (const struct kist_created *c);
 
 /* start: the init's last entries go into r (NULL: the stored report only);
  * on_ready (may be NULL) is called with them once the init is about to

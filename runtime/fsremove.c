@@ -55,15 +55,18 @@ static int remove_dir_entries (const struct walk *w, int fd, const char *path, i
                                bool is_top, char **kept_path, struct kist_error **err);
 
 /* Remove parentfd/name (any type; a directory with all of its content).
+ * known: its lstat, just read by the caller (NULL: read it here).
  * 1: removed, 2: all of it but the kept directory (see remove_dir_entries),
  * 0: was not there. */
 static int
 remove_entry (const struct walk *w, int parentfd, const char *name, const char *path, int depth,
-              bool is_top, struct kist_error **err)
+              bool is_top, const struct stat *known, struct kist_error **err)
 {
   const struct kist_remove_opts *o = w->o;
   struct stat st;
-  if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+  if (known)
+    st = *known;
+  else if (fstatat (parentfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       if (errno == ENOENT)
         return 0;
@@ -181,13 +184,19 @@ remove_dir_entries (const struct walk *w, int fd, const char *path, int depth, b
           const char *name = de->d_name;
           _cleanup_free_ char *sub = xasprintf ("%s/%s", path, name);
           struct stat st;
-          if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+          bool is_dir;
+          /* The check pass only asks "a directory?": the entry's type
+           * where the file system gives it (remove_entry looks again). */
+          if (pass < 0 && de->d_type != DT_UNKNOWN)
+            is_dir = de->d_type == DT_DIR;
+          else if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             {
               if (errno == ENOENT)
                 continue;
               return kist_error_make (err, errno, "%sstat `%s`", w->pre, sub);
             }
-          bool is_dir = S_ISDIR (st.st_mode);
+          else
+            is_dir = S_ISDIR (st.st_mode);
           if (spared (o, is_top, name, is_dir))
             {
               kept = kept || (o->keep && is_dir && strcmp (name, o->keep) == 0);
@@ -210,7 +219,7 @@ remove_dir_entries (const struct walk *w, int fd, const char *path, int depth, b
               continue;
             }
           any = true;
-          int r = remove_entry (w, fd, name, sub, depth + 1, false, err);
+          int r = remove_entry (w, fd, name, sub, depth + 1, false, &st, err);
           if (r < 0)
             return r;
         }
@@ -259,7 +268,7 @@ kist_remove_tree_at (int parentfd, const char *name, const struct kist_remove_op
   int r = walk_init (&w, o, parentfd, &pre, err);
   if (r < 0)
     return r;
-  r = remove_entry (&w, parentfd, name, o->path, o->depth, true, err);
+  r = remove_entry (&w, parentfd, name, o->path, o->depth, true, NULL, err);
   if (r <= 0)
     return r;
   if (r == 2)

@@ -73,6 +73,9 @@ struct kist_usage
   int64_t oom_kills;             /* memory.events oom_kill */
 };
 void kist_container_usage (int rootfd, const char *id, struct kist_usage *u);
+/* The same for the scope at cgroup_path (absolute; NULL: no scope), for a
+ * caller that has the container's state already. */
+void kist_scope_usage (const char *cgroup_path, struct kist_usage *u);
 int kist_container_resume (int rootfd, const char *id, struct kist_error **err);
 
 /* ps: the host pids of the container's processes, sorted: its cgroup's

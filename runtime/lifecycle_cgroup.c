@@ -394,11 +394,17 @@ kist_container_usage (int rootfd, const char *id, struct kist_usage *u)
   enum kist_status status;
   if (kist_container_open (rootfd, id, &dirfd, &st, &status, &e) < 0)
     return;
-  if (st.cgroup_path)
-    {
-      u->memory_peak = kist_cgroup_value (st.cgroup_path, "memory.peak", NULL);
-      u->pids_peak = kist_cgroup_value (st.cgroup_path, "pids.peak", NULL);
-      u->oom_kills = kist_cgroup_oom_kills (st.cgroup_path);
-    }
+  kist_scope_usage (st.cgroup_path, u);
   kist_state_clear (&st);
+}
+
+void
+kist_scope_usage (const char *cgroup_path, struct kist_usage *u)
+{
+  *u = (struct kist_usage){ -1, -1, -1 };
+  if (cgroup_path == NULL)
+    return;
+  u->memory_peak = kist_cgroup_value (cgroup_path, "memory.peak", NULL);
+  u->pids_peak = kist_cgroup_value (cgroup_path, "pids.peak", NULL);
+  u->oom_kills = kist_cgroup_oom_kills (cgroup_path);
 }

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <inttypes.h>
 #include <time.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -450,15 +450,70 @@ kist_list_contains (const char *csv, const char *item)
 }
 
 char *
+kist_fd_realpath (int fd)
+{
+  char link[32], buf[PATH_MAX];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink (link, buf, sizeof buf - 1);
+  if (n <= 0 || n >= (ssize_t) sizeof buf - 1 || buf[0] != '/')
+    return NULL;
+  buf[n] = '\0';
+  /* A removed directory reads "PATH (deleted)": no path to give. */
+  if (n > 10 && strcmp (buf + n - 10, " (deleted)") == 0)
+    return NULL;
+  return xstrdup (buf);
+}
+
+char *
+kist_realpath (const char *path)
+{
+  int fd = open (path, O_PATH | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  char *p = kist_fd_realpath (fd);
+  close (fd);
+  return p ? p : realpath (path, NULL);
+}
+
+/* The UTC date of a day count since 1970-01-01 (the proleptic Gregorian
+ * calendar, H. Hinnant's days_from_civil inverted): gmtime_r would do, but
+ * glibc's first call of it reads the time zone (/etc/localtime: an open,
+ * two fstats, two reads, an lseek and a close) that a UTC time never uses. */
+static void
+civil_from_days (int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned) (z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int64_t) yoe + era * 400 + (*m <= 2);
+}
+
+char *
 kist_time_rfc3339 (void)
 {
   struct timespec ts;
-  struct tm tm;
-  char buf[64];
   clock_gettime (CLOCK_REALTIME, &ts);
-  gmtime_r (&ts.tv_sec, &tm);
-  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+  return kist_time_rfc3339_at (&ts);
+}
+
+char *
+kist_time_rfc3339_at (const struct timespec *t)
+{
+  struct timespec ts = *t;
+  int64_t secs = (int64_t) ts.tv_sec, days = secs / 86400, rem = secs % 86400;
+  if (rem < 0)
+    rem += 86400, days--;
+  int64_t y;
+  unsigned mo, d;
+  civil_from_days (days, &y, &mo, &d);
+  return xasprintf ("%04" PRId64 "-%02u-%02uT%02u:%02u:%02u.%09ldZ", y, mo, d,
+                    (unsigned) (rem / 3600), (unsigned) (rem / 60 % 60), (unsigned) (rem % 60),
+                    ts.tv_nsec);
 }
 
 bool

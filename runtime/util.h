@@ -107,8 +107,19 @@ char *kist_rstrip (char *s);
 /* Is the string a member of the comma-separated list? ("all" matches anything) */
 bool kist_list_contains (const char *csv, const char *item);
 
+/* The canonical absolute path of what path names (symlinks resolved), as
+ * realpath(3), from one open and the /proc/self/fd link instead of a
+ * readlink per component; realpath itself where /proc cannot tell (not
+ * mounted, a deleted or unreachable directory).  NULL with errno set. */
+char *kist_realpath (const char *path);
+/* The same for an open fd (NULL where /proc cannot tell). */
+char *kist_fd_realpath (int fd);
+
 /* Current time as RFC 3339 UTC with nanoseconds ("2026-11-29T13:56:21.123456789Z"). */
 char *kist_time_rfc3339 (void);
+/* The same for the CLOCK_REALTIME time *ts (computed without the time zone). */
+struct timespec;
+char *kist_time_rfc3339_at (const struct timespec *ts);
 
 /* Is dirfd/name (never followed) the root of a mount visible in our mount
  * namespace?  false when it cannot be told (statx failed). */

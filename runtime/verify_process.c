@@ -201,13 +201,25 @@ user_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
   if (groups_line == NULL)
     return why;
   kist_rstrip (groups_line); /* "10 20 " */
-  _cleanup_free_ uint64_t *got = xcalloc (MAX_GROUPS, sizeof (uint64_t));
-  _cleanup_free_ uint64_t *want = xcalloc (MAX_GROUPS, sizeof (uint64_t));
-  size_t ngot = sort_unique (got, vf_numbers (groups_line, got, MAX_GROUPS)), nwant = 0;
+  /* Arrays as long as the lists can be (a number per space or comma),
+   * not MAX_GROUPS each: 512 KB twice was an mmap and munmap per run. */
+  int n_mine = strcmp (groups_s, "unchanged") == 0 ? getgroups (0, NULL) : 0;
+  if (n_mine < 0)
+    return xasprintf ("getgroups of kist itself: %s", strerror (errno));
+  size_t cap_got = 1, cap_want = 1 + (size_t) n_mine;
+  for (const char *c = groups_line; *c; c++)
+    cap_got += *c == ' ' || *c == '\t';
+  for (const char *c = groups_s; *c; c++)
+    cap_want += *c == ',';
+  cap_got = cap_got < MAX_GROUPS ? cap_got : MAX_GROUPS;
+  cap_want = cap_want < MAX_GROUPS ? cap_want : MAX_GROUPS;
+  _cleanup_free_ uint64_t *got = xcalloc (cap_got, sizeof (uint64_t));
+  _cleanup_free_ uint64_t *want = xcalloc (cap_want, sizeof (uint64_t));
+  size_t ngot = sort_unique (got, vf_numbers (groups_line, got, cap_got)), nwant = 0;
   if (strcmp (groups_s, "unchanged") == 0)
     {
-      _cleanup_free_ gid_t *mine = xcalloc (MAX_GROUPS, sizeof (gid_t));
-      int n = getgroups (MAX_GROUPS, mine);
+      _cleanup_free_ gid_t *mine = xcalloc ((size_t) n_mine + 1, sizeof (gid_t));
+      int n = getgroups (n_mine, mine);
       if (n < 0)
         return xasprintf ("getgroups of kist itself: %s", strerror (errno));
       for (int i = 0; i < n; i++)
@@ -217,7 +229,7 @@ user_check (struct kist_ctx *ctx, const struct kist_layer *l, char **note)
     {
       char *save = NULL;
       _cleanup_free_ char *copy = xstrdup (groups_s);
-      for (char *t = strtok_r (copy, ",", &save); t && nwant < MAX_GROUPS;
+      for (char *t = strtok_r (copy, ",", &save); t && nwant < cap_want;
            t = strtok_r (NULL, ",", &save))
         {
           uint64_t g, hg;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -670,6 +671,37 @@ START_TEST (test_json_tree_as_yajl)
 }
 END_TEST
 
+/* kist_time_rfc3339_at is gmtime_r + strftime, without the time zone
+ * (years 1000-9999: glibc's %Y does not pad below 1000, kist does). */
+START_TEST (test_time_rfc3339)
+{
+  static const int64_t fixed[] = { 0, -1, 86399, 86400, 951782400 /* 2000-02-29 */,
+                                   951868800, 4107542400 /* 2100-03-01 */, 1798675200,
+                                   -30610224000 /* 1000-01-01 */, 253402300799 /* 9999-12-31 */ };
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; i++)
+    {
+      int64_t sec;
+      if (i < (int) KIST_ARRAY_SIZE (fixed))
+        sec = fixed[i];
+      else
+        {
+          x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+          sec = (int64_t) (x % (253402300800ull + 30610224000ull)) - 30610224000ll;
+        }
+      struct timespec ts = { .tv_sec = (time_t) sec, .tv_nsec = (long) (x % 1000000000ull) };
+      struct tm tm;
+      char want[96], date[64];
+      ck_assert_ptr_nonnull (gmtime_r (&ts.tv_sec, &tm));
+      strftime (date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+      snprintf (want, sizeof want, "%s.%09ldZ", date, ts.tv_nsec);
+      char *got = kist_time_rfc3339_at (&ts);
+      ck_assert_str_eq (got, want);
+      free (got);
+    }
+}
+END_TEST
+
 static Suite *
 util_suite (void)
 {
@@ -689,6 +721,7 @@ util_suite (void)
   tcase_add_test (tc, test_json_depth);
   tcase_add_test (tc, test_json_gen_take);
   tcase_add_test (tc, test_json_tree_as_yajl);
+  tcase_add_test (tc, test_time_rfc3339);
   suite_add_tcase (s, tc);
   return s;
 }
