@@ -24,6 +24,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "sandbox.h"
+#include "selfexe.h"
 #include "sandbox_probe.h"
 #include "util.h"
 #include "workspace.h"
@@ -761,6 +762,8 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   f.o.args = argv + first;
   if (f.probe)
     {
+      if (kist_self_protect (g->argv, err) < 0)
+        goto out;
       /* Before anything exists: no state root, no sandbox dir, no scope. */
       status = kist_sandbox_probe (&f.o, g->root, kist_cmd_policy (g, f.allow_degraded, &policy),
                                    strcmp (f.probe, "json") == 0, err);
@@ -786,6 +789,20 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
           goto out;
         }
     }
+
+  /* kist's binary protected before anything enters the sandbox (main.c
+   * leaves that to sandbox): as root, with no user namespace and the
+   * fallback not taken, the processes inside are o->uid/o->gid without any
+   * capability, and where they cannot write the binary nothing is needed. */
+  {
+    uid_t in_uid;
+    gid_t in_gid;
+    kist_sandbox_owner (&f.o, &in_uid, &in_gid);
+    struct kist_inside_creds in = { .uid = in_uid, .gid = in_gid };
+    bool known = geteuid () == 0 && !f.o.fallback && !f.o.userns;
+    if (kist_self_protect_for (g->argv, known ? &in : NULL, err) < 0)
+      goto out;
+  }
 
   id = kist_sandbox_new_id ();
   rootfd = kist_container_root_open (g->root, &root, err);

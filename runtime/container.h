@@ -22,6 +22,7 @@ struct kist_globals
   bool debug;              /* --debug */
   bool systemd_cgroup;     /* --systemd-cgroup: refused until implemented */
   const char *allow_degraded; /* --allow-degraded LIST: added to every command's own policy */
+  char **argv;             /* kist's whole command line, for a re-exec (selfexe.c) */
 };
 
 /* Lifecycle (container.c).  Each fills the report (r) where it makes one. */

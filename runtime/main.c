@@ -17,7 +17,9 @@ static const struct
   const char *name;
   kist_cmd_fn fn;
   const char *help;
-  bool enters; /* its processes enter a container: run from a protected binary */
+  /* its processes enter a container: run from a protected binary (sandbox
+   * protects itself once it knows who runs inside: kist_self_protect_for) */
+  bool enters;
 } commands[] = {
   { "spec", kist_cmd_spec, "write a default config.json" },
   { "create", kist_cmd_create, "create a container and leave it waiting for start", true },
@@ -35,7 +37,7 @@ static const struct
   { "ps", kist_cmd_ps, "list the processes of a container" },
   { "update", kist_cmd_update, "change the resource limits of a container" },
   { "events", kist_cmd_events, "print resource statistics and OOM events" },
-  { "sandbox", kist_cmd_sandbox, "run a command in a fresh disposable sandbox", true },
+  { "sandbox", kist_cmd_sandbox, "run a command in a fresh disposable sandbox" },
   { "gc", kist_cmd_gc, "remove sandboxes whose deadline passed or whose kist died" },
   { "checkpoint", kist_cmd_checkpoint, "not supported (no CRIU): answers --help, then fails" },
   { "restore", kist_cmd_restore, "not supported (no CRIU): answers --help, then fails" },
@@ -77,7 +79,7 @@ main (int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   kist_started_init ();
-  struct kist_globals g = { 0 };
+  struct kist_globals g = { .argv = argv };
   const char *log_format = "text";
   int c;
 

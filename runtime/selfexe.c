@@ -30,7 +30,12 @@
  * from the copy (execveat).
  * A caller that cannot write the binary (a rootless kist installed by root)
  * needs neither: the container's processes have at most the caller's
- * credentials on the host.  Whether the running image is protected is
+ * credentials on the host.  Nor does a caller that knows, before anything
+ * enters the container, that the processes inside hold no capability and
+ * are not the binary's owner, with no group or other write bit and no ACL
+ * on it (kist_self_protect_for: sandbox as root, whose users are uid 65534
+ * with an empty bounding set): opening /proc/PID/exe for writing checks the
+ * file's permissions, as any open does.  Whether the running image is protected is
  * decided by asking the kernel about /proc/self/exe, never by an
  * environment variable.  bench/startup.sh measures the cost. */
 #define _GNU_SOURCE
@@ -47,7 +52,9 @@
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/mount.h>
@@ -100,6 +107,54 @@ exe_needs_protection (int exe)
     return true;
   char p[32];
   return access (kist_fd_path (exe, p), W_OK) == 0;
+}
+
+/* File systems whose permission checks are the kernel's, on the mode bits
+ * and ACLs of the inode (not a FUSE daemon's or an NFS server's). */
+static bool
+fs_checks_modes (int fd)
+{
+  struct statfs sf;
+  if (fstatfs (fd, &sf) < 0)
+    return false;
+  switch ((unsigned long) sf.f_type)
+    {
+    case 0xEF53:     /* ext2, ext3, ext4 */
+    case 0x58465342: /* xfs */
+    case 0x9123683E: /* btrfs */
+    case 0x01021994: /* tmpfs */
+    case 0x794C7630: /* overlayfs */
+    case 0xF2F52010: /* f2fs */
+      return true;
+    default:
+      return false;
+    }
+}
+
+/* Why the container's processes (in) cannot write the image through any
+ * path, or NULL when they might.  Writing needs DAC write permission on the
+ * inode: they are not its owner (who could chmod it), no group or other
+ * write bit is set, no ACL can grant more (none is set), and without any
+ * capability nothing overrides that (CAP_DAC_OVERRIDE, CAP_FOWNER) or makes
+ * them the owner (CAP_SETUID, CAP_CHOWN).  Through /proc/PID/exe of kist's
+ * processes they get nothing more: the file's permissions are checked on
+ * open, and the init that stays root is not theirs to ptrace. */
+static char *
+exe_unwritable_by (int exe, const struct kist_inside_creds *in)
+{
+  struct stat st;
+  if (fstat (exe, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid == in->uid
+      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || !fs_checks_modes (exe))
+    return NULL;
+  char p[32];
+  kist_fd_path (exe, p);
+  if (getxattr (p, "system.posix_acl_access", NULL, 0) >= 0
+      || (errno != ENODATA && errno != ENOTSUP))
+    return NULL;
+  return xasprintf ("the container's processes (uid %u gid %u, no capabilities) cannot write "
+                    "kist's binary (owner %u, mode %04o, no ACL)",
+                    (unsigned) in->uid, (unsigned) in->gid, (unsigned) st.st_uid,
+                    (unsigned) (st.st_mode & 07777));
 }
 
 /* A detached read-only bind mount of the image: an O_PATH fd on it. */
@@ -271,6 +326,12 @@ rebind_image (int copy)
 int
 kist_self_protect (char **argv, struct kist_error **err)
 {
+  return kist_self_protect_for (argv, NULL, err);
+}
+
+int
+kist_self_protect_for (char **argv, const struct kist_inside_creds *in, struct kist_error **err)
+{
   _cleanup_close_ int exe = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   if (exe < 0)
     return kist_error_make (err, errno,
@@ -278,6 +339,12 @@ kist_self_protect (char **argv, struct kist_error **err)
                             "copy before it enters a container; is /proc mounted?)");
   if (exe_is_protected (exe) || !exe_needs_protection (exe))
     return 0;
+  _cleanup_free_ char *unwritable = in ? exe_unwritable_by (exe, in) : NULL;
+  if (unwritable)
+    {
+      kist_log_debug ("kist's image left as it is: %s", unwritable);
+      return 0;
+    }
   _cleanup_close_ int copy = readonly_clone ();
   if (copy >= 0)
     {

@@ -123,6 +123,96 @@ expect_not_contains "rebind: nothing refused it (debug log)" "$(cat "$T/rebind.l
   "re-executing instead"
 kist delete --force "$id" > /dev/null 2>&1
 
+# kist sandbox as root: the command runs as uid 65534 without any capability
+# (empty bounding set, no_new_privs), so a root-owned binary without group or
+# other write bits is out of its reach and kist leaves its image as it is
+# (the debug log says why); the payload still cannot write the binary.  A
+# binary the sandbox's user owns (or --uid 0) gets the read-only rebind.
+# The binary's directory is bound into the sandbox: otherwise Landlock
+# alone already refuses to execute it there (EACCES).
+SBR=$T/sb-evil
+mkdir -p "$SBR/bin" "$SBR/etc" "$SBR/mark" "$SBR/proc" "$SBR/dev" "$SBR/tmp" "$SBR/work"
+evil_rootfs "$SBR"
+cp "$(command -v busybox)" "$SBR/bin/busybox"
+SBMARK=$T/sb-mark
+mkdir -p "$SBMARK" "$T/sbv"
+chmod 1777 "$SBMARK"
+SBV=$T/sbv/kist
+cp "$KIST" "$SBV"
+SBV_SUM=$(sha256sum < "$SBV")
+# sb_evil NAME [ARG...]: $SBV sandbox runs /bin/evil; its debug log in $T/NAME.log.
+sb_evil ()
+{
+  local name=$1
+  shift
+  rm -f "$SBMARK/result" "$SBMARK/why"
+  timeout -k 5 "$KIST_IT_TIMEOUT" "$SBV" --root "$ROOT" --debug --log "$T/$name.log" sandbox \
+    --rootfs "$SBR" --ro "$T/sbv:/tmp" --rw "$SBMARK:/mark" "$@" -- /bin/evil \
+    < /dev/null > "$T/$name.out" 2>&1
+  RC=$?
+}
+# sb_evil_check WHAT [rebound]: the payload ran and could not write, and the
+# binary is unchanged.  rebound: the image is the detached read-only copy,
+# which no Landlock rule of the sandbox covers, so the exec of
+# /proc/self/exe may be refused before the payload runs (exit 126).
+sb_evil_check ()
+{
+  local got
+  got=$(cat "$SBMARK/result" 2> /dev/null)
+  if [ "${2:-}" = rebound ] && [ "$RC" = 126 ] && [ -z "$got" ] \
+    && grep -q "Permission denied" "$T/$3.out"; then
+    ok "5736 $1: the copy's exec inside is refused (Landlock covers no detached mount)"
+  else
+    expect_eq "5736 $1: exits 0" 0 "$RC"
+    expect_eq "5736 $1: the payload ran and could not write kist's binary" DENIED "$got"
+  fi
+  expect_eq "5736 $1: kist's binary on the host is unchanged" "$SBV_SUM" "$(sha256sum < "$SBV")"
+  cp "$KIST" "$SBV"
+}
+sb_evil sb-root
+sb_evil_check "sandbox (uid 65534)"
+expect_contains "5736 sandbox: uid 65534 without capabilities cannot write the root-owned binary: no rebind (debug log)" \
+  "$(cat "$T/sb-root.log")" \
+  "image left as it is: the container's processes (uid 65534 gid 65534, no capabilities) cannot write"
+expect_contains "5736 sandbox: the payload's write was refused by the file's permissions" \
+  "$(cat "$SBMARK/why" 2> /dev/null)" "Permission denied"
+sb_evil sb-uid0 --uid 0 --gid 0
+sb_evil_check "sandbox --uid 0" rebound sb-uid0
+expect_contains "5736 sandbox --uid 0: the binary's owner inside: the image is rebound (debug log)" \
+  "$(cat "$T/sb-uid0.log")" "onto a read-only bind mount of its binary"
+chmod 0775 "$SBV"
+sb_evil sb-gw
+sb_evil_check "sandbox, group-writable binary" rebound sb-gw
+expect_contains "5736 sandbox, group-writable binary: the image is rebound (debug log)" \
+  "$(cat "$T/sb-gw.log")" "onto a read-only bind mount of its binary"
+chmod 0755 "$SBV"
+# An ACL (a named entry for uid 65534; the mask keeps the mode 0755): kist
+# does not read ACLs, any one means the rebind.
+if python3 -c '
+import os, struct, sys
+e = [(1, 7, -1), (2, 6, 65534), (4, 5, -1), (0x10, 5, -1), (0x20, 5, -1)]
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i & 0xffffffff) for t, p, i in e)
+os.setxattr(sys.argv[1], "system.posix_acl_access", acl)' "$SBV" 2> "$T/acl.err"; then
+  sb_evil sb-acl
+  sb_evil_check "sandbox, binary with an ACL" rebound sb-acl
+  expect_contains "5736 sandbox, binary with an ACL: the image is rebound (debug log)" \
+    "$(cat "$T/sb-acl.log")" "onto a read-only bind mount of its binary"
+  rm -f "$SBV"
+  cp "$KIST" "$SBV"
+else
+  skip "5736 sandbox, binary with an ACL" "no POSIX ACLs on $T's file system: $(cat "$T/acl.err")"
+fi
+if [ -n "$NOBODY_UID" ]; then
+  chown "$NOBODY_UID" "$SBV"
+  sb_evil sb-owner --uid "$NOBODY_UID"
+  sb_evil_check "sandbox, binary owned by the sandbox's user" rebound sb-owner
+  expect_contains "5736 sandbox, binary owned by the sandbox's user: the image is rebound (debug log)" \
+    "$(cat "$T/sb-owner.log")" "onto a read-only bind mount of its binary"
+  chown 0 "$SBV"
+else
+  skip "5736 sandbox, binary owned by the sandbox's user" "no user nobody on this machine"
+fi
+
 # Rootless, with a binary the caller can write (a build in its own home): no
 # privilege for a read-only bind mount, so kist re-executes from a sealed
 # memfd copy.  Seen from outside on the created init: its image is that copy
