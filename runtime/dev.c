@@ -236,6 +236,13 @@ make_node (int rootfd, int devfd, const struct node *n, enum how *how, struct ki
         return kist_error_make (err, errno, "remove the existing %s to make the device node",
                                 n->path);
     }
+  /* A node just made by this process is usually exactly right already
+   * (its owner is kist's fsuid, which the default nodes ask for): read
+   * back, it needs no chown or chmod. */
+  if (*how == HOW_MKNOD && fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+      && node_matches (n, &st) && (st.st_mode & 07777) == perm && st.st_uid == n->uid
+      && st.st_gid == n->gid)
+    return 0;
   if (fchownat (dirfd, name, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) < 0)
     return kist_error_make (err, errno, "chown %s to %u:%u", n->path, (unsigned) n->uid,
                             (unsigned) n->gid);
@@ -439,13 +446,20 @@ dev_apply (struct kist_ctx *ctx, char **detail, struct kist_error **err)
   if (devfd < 0)
     return -1;
   size_t counts[3] = { 0 };
+  /* No umask while the nodes are made: mknod gives them their mode at
+   * once, and a node read back as asked needs no chown or chmod. */
+  mode_t mask = umask (0);
   for (size_t i = 0; i < n; i++)
     {
       enum how how = HOW_MKNOD;
       if (make_node (ctx->rootfs_fd, devfd, &nodes[i], &how, err) < 0)
-        return -1;
+        {
+          umask (mask);
+          return -1;
+        }
       counts[how]++;
     }
+  umask (mask);
 
   _cleanup_free_ char *links = NULL;
   if (make_links (devfd, &links, err) < 0)
