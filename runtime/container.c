@@ -43,6 +43,7 @@
 #include "cgroup.h"
 #include "collect.h"
 #include "ns.h"
+#include "procfs.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -477,6 +478,31 @@ kist_created_cgroup_path (const struct kist_created *c)
   return c ? c->j.intent.cgroup_path : NULL;
 }
 
+/* The signals this process ignores or catches (SigIgn | SigCgt of
+ * /proc/self/status), which kist's init, a clone of it, resets to the
+ * default: one read instead of a sigaction per signal.  All ones (every
+ * signal reset) when the file cannot tell. */
+static uint64_t
+signals_not_default (void)
+{
+  _cleanup_free_ char *text = NULL;
+  if (kist_read_file_at (AT_FDCWD, "/proc/self/status", 1u << 16, &text, NULL, NULL) < 0)
+    return UINT64_MAX;
+  uint64_t mask = 0;
+  static const char *const fields[] = { "SigIgn", "SigCgt" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (fields); i++)
+    {
+      _cleanup_free_ char *v = kist_proc_status_field (text, fields[i]);
+      char *end = NULL;
+      errno = 0;
+      unsigned long long m = v ? strtoull (v, &end, 16) : 0;
+      if (v == NULL || end == v || *end != '\0' || errno != 0)
+        return UINT64_MAX;
+      mask |= (uint64_t) m;
+    }
+  return mask;
+}
+
 /* The bundle and its config, checked whole before any state exists: a
  * config error leaves nothing to clean up. */
 static int
@@ -833,6 +859,8 @@ kist_create (const struct kist_globals *g, const struct kist_create_opts *o, pid
     *o->pty_master = -1;
   if (create_load (&j, err) < 0)
     return -1;
+  if (o->with_init)
+    j.ctx.sig_not_default = signals_not_default ();
   /* run, sandbox: the init begins its start right after READY, unless
    * startContainer hooks must wait for the commit. */
   j.ctx.start_at_ready

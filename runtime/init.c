@@ -166,10 +166,11 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
   /* Every disposition back to the default first: a signal the caller of
    * kist ignored (a shell's background job ignores SIGINT and SIGQUIT)
    * would be discarded even while blocked, and the command would inherit
-   * SIG_IGN through its execve.  Then blocked before the fork: a signal
-   * that comes before the loop waits is pending, not lost. */
+   * SIG_IGN through its execve.  Only those not at the default already
+   * (the parent read them before the clone).  Then blocked before the
+   * fork: a signal that comes before the loop waits is pending, not lost. */
   for (int s = 1; s < NSIG; s++)
-    if (s != SIGKILL && s != SIGSTOP)
+    if (s != SIGKILL && s != SIGSTOP && (s > 64 || (ctx->sig_not_default >> (s - 1)) & 1))
       signal (s, SIG_DFL);
   /* Without a pid namespace (the Landlock fallback), orphans come to the
    * init, not to some host process: a child subreaper. */

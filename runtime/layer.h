@@ -43,6 +43,9 @@ struct kist_ctx
                                     its child (init.c) */
   int init_status_fd;            /* with_init: where the init writes how the command
                                     ended (kist_init_status_parse), or -1 */
+  uint64_t sig_not_default;      /* with_init: the signals kist's process had ignored or
+                                    caught before the clone (SigIgn | SigCgt, bit N-1 for
+                                    signal N); all ones when unknown */
   bool exact_env;                /* kist sandbox: the environment is exactly process.env
                                     (no HOME added from /etc/passwd) */
   const struct kist_landlock_rules *landlock; /* kist sandbox: the Landlock rules (landlock.h),

@@ -131,6 +131,14 @@ run_cases ()
   ks term-self "${BASE[@]}" -- sh -c 'kill -TERM $$; echo survived'
   expect_eq "kill -TERM \$\$: 143 ($MODE)" 143 "$RC"
 
+  # Signals kist's caller ignored (a shell's background job ignores SIGINT
+  # and SIGQUIT) are at their default for the command: the init resets them.
+  trap '' INT QUIT USR2
+  ks sigign "${BASE[@]}" -- sh -c 'grep "^SigIgn" /proc/self/status'
+  trap - INT QUIT USR2
+  expect_eq "signals kist's caller ignored are at the default for the command ($MODE)" \
+    "$(printf 'SigIgn:\t0000000000000000')" "$OUT"
+
   # --cpu-time: SIGXCPU first.
   ks cpu "${BASE[@]}" --cpu-time 1 -- sh -c 'while :; do :; done'
   expect_eq "--cpu-time 1 of a busy loop: SIGXCPU, 152 ($MODE)" 152 "$RC"
