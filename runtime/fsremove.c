@@ -186,7 +186,8 @@ remove_dir_entries (const struct walk *w, int fd, const char *path, int depth, b
           struct stat st;
           bool is_dir;
           /* The check pass only asks "a directory?": the entry's type
-           * where the file system gives it (remove_entry looks again). */
+           * where the file system gives it (the removal passes lstat each
+           * entry, and remove_entry goes by that lstat). */
           if (pass < 0 && de->d_type != DT_UNKNOWN)
             is_dir = de->d_type == DT_DIR;
           else if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
