@@ -702,6 +702,57 @@ START_TEST (test_time_rfc3339)
 }
 END_TEST
 
+/* kist_realpath and kist_fd_realpath give what realpath(3) gives, through
+ * symlinked directories and "..", and NULL with errno for a missing path. */
+START_TEST (test_realpath)
+{
+  char base[64];
+  strcpy (base, "/tmp/kist-test-realpath.XXXXXX");
+  ck_assert_ptr_nonnull (mkdtemp (base));
+  char p[256];
+  snprintf (p, sizeof p, "%s/real", base);
+  ck_assert_int_eq (mkdir (p, 0700), 0);
+  snprintf (p, sizeof p, "%s/real/sub", base);
+  ck_assert_int_eq (mkdir (p, 0700), 0);
+  snprintf (p, sizeof p, "%s/link", base);
+  ck_assert_int_eq (symlink ("real", p), 0);
+  const char *rel[] = { "real", "real/sub", "link", "link/sub", "link/sub/..", "real/./sub/" };
+  for (size_t i = 0; i < KIST_ARRAY_SIZE (rel); i++)
+    {
+      snprintf (p, sizeof p, "%s/%s", base, rel[i]);
+      char *want = realpath (p, NULL), *got = kist_realpath (p);
+      ck_assert_ptr_nonnull (want);
+      ck_assert_ptr_nonnull (got);
+      ck_assert_str_eq (got, want);
+      int fd = open (p, O_PATH | O_CLOEXEC);
+      ck_assert_int_ge (fd, 0);
+      char *viafd = kist_fd_realpath (fd);
+      ck_assert_ptr_nonnull (viafd);
+      ck_assert_str_eq (viafd, want);
+      close (fd);
+      free (want);
+      free (got);
+      free (viafd);
+    }
+  snprintf (p, sizeof p, "%s/missing", base);
+  errno = 0;
+  ck_assert_ptr_null (kist_realpath (p));
+  ck_assert_int_eq (errno, ENOENT);
+  /* A removed directory: no path from its fd. */
+  snprintf (p, sizeof p, "%s/real/sub", base);
+  int fd = open (p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge (fd, 0);
+  ck_assert_int_eq (rmdir (p), 0);
+  ck_assert_ptr_null (kist_fd_realpath (fd));
+  close (fd);
+  snprintf (p, sizeof p, "%s/link", base);
+  unlink (p);
+  snprintf (p, sizeof p, "%s/real", base);
+  rmdir (p);
+  rmdir (base);
+}
+END_TEST
+
 static Suite *
 util_suite (void)
 {
@@ -722,6 +773,7 @@ util_suite (void)
   tcase_add_test (tc, test_json_gen_take);
   tcase_add_test (tc, test_json_tree_as_yajl);
   tcase_add_test (tc, test_time_rfc3339);
+  tcase_add_test (tc, test_realpath);
   suite_add_tcase (s, tc);
   return s;
 }
