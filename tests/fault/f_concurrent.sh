@@ -128,8 +128,9 @@ for ((n = 0; n < 20; n++)); do
 done
 wait_all "20 concurrent operations on one id" "${pids[@]}"
 # The errors a race can explain (anything else, e.g. a bare errno or a
-# crash, is a failure).
-CLEAR="does not exist|cannot be started: it is|is not running|is running; stop it first|is (running|created); stop it first|was just deleted"
+# crash, is a failure).  A start whose created init a concurrent `kill @ KILL`
+# or `delete --force @` ends says that the init exited before its exec.
+CLEAR="does not exist|cannot be started: it is|is not running|is running; stop it first|is (running|created); stop it first|was just deleted|exited before it could exec its process"
 unclear=()
 for ((n = 0; n < 20; n++)); do
   rc=$(cat "$T/op.$n.rc")
