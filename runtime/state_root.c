@@ -36,13 +36,8 @@ state_error_plain (struct kist_error **err, int errnum, const char *fmt, ...)
 char *
 state_fd_path (int fd)
 {
-  char link[64], buf[PATH_MAX];
-  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink (link, buf, sizeof buf - 1);
-  if (n <= 0)
-    return xstrdup ("?");
-  buf[n] = '\0';
-  return xstrdup (buf);
+  char *p = kist_fd_link (fd);
+  return p ? p : xstrdup ("?");
 }
 
 char *
@@ -359,15 +354,10 @@ kist_state_root_open (const char *root, char **resolved, struct kist_error **err
   if (resolved)
     {
       /* The canonical path of what we actually opened. */
-      _cleanup_free_ char *real = state_fd_path (fd);
-      if (real[0] != '/')
-        {
-          free (real);
-          real = realpath (path, NULL);
-          if (real == NULL)
-            return kist_error_make (err, errno, "state root `%s`: realpath", path);
-        }
-      *resolved = steal_pointer (&real);
+      char *real = kist_fd_realpath (fd);
+      if (real == NULL && (real = realpath (path, NULL)) == NULL)
+        return kist_error_make (err, errno, "state root `%s`: realpath", path);
+      *resolved = real;
     }
   return steal_fd (&fd);
 }

@@ -450,18 +450,32 @@ kist_list_contains (const char *csv, const char *item)
 }
 
 char *
-kist_fd_realpath (int fd)
+kist_fd_link (int fd)
 {
   char link[32], buf[PATH_MAX];
   snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
   ssize_t n = readlink (link, buf, sizeof buf - 1);
-  if (n <= 0 || n >= (ssize_t) sizeof buf - 1 || buf[0] != '/')
+  if (n <= 0 || n >= (ssize_t) sizeof buf - 1)
     return NULL;
   buf[n] = '\0';
-  /* A removed directory reads "PATH (deleted)": no path to give. */
-  if (n > 10 && strcmp (buf + n - 10, " (deleted)") == 0)
-    return NULL;
   return xstrdup (buf);
+}
+
+char *
+kist_fd_realpath (int fd)
+{
+  char *p = kist_fd_link (fd);
+  if (p == NULL)
+    return NULL;
+  size_t n = strlen (p);
+  /* Not a path ("anon_inode:..."), or a removed directory, which reads
+   * "PATH (deleted)": no path to give. */
+  if (p[0] != '/' || (n > 10 && strcmp (p + n - 10, " (deleted)") == 0))
+    {
+      free (p);
+      return NULL;
+    }
+  return p;
 }
 
 char *

@@ -114,6 +114,9 @@ bool kist_list_contains (const char *csv, const char *item);
 char *kist_realpath (const char *path);
 /* The same for an open fd (NULL where /proc cannot tell). */
 char *kist_fd_realpath (int fd);
+/* The text of the /proc/self/fd/FD link as it is, "(deleted)" and all
+ * (for messages; NULL when it cannot be read). */
+char *kist_fd_link (int fd);
 
 /* Current time as RFC 3339 UTC with nanoseconds ("2026-11-29T13:56:21.123456789Z"). */
 char *kist_time_rfc3339 (void);
