@@ -27,7 +27,7 @@
  * Done, in kist's order:
  *   parent: read the cached seccomp BPF; mkdir the scope; BPF_PROG_LOAD of
  *     the cgroup device program (runtime/cgroup_devices.c with no configured
- *     rule: runc's 10 default rules, 90 insns) and BPF_PROG_ATTACH
+ *     rule: runc's 10 default rules, 38 insns) and BPF_PROG_ATTACH
  *     (BPF_F_ALLOW_MULTI) to the scope; clone3 with CLONE_NEWNS|NEWUTS|
  *     NEWIPC|NEWPID|NEWNET|NEWCGROUP|CLONE_INTO_CGROUP (kist spec's namespaces).
  *   child: PR_SET_DUMPABLE 0; lo up (rtnetlink RTM_NEWLINK IFF_UP + ACK);
@@ -99,66 +99,51 @@ die (const char *what, const char *path)
 
 /* ---- the cgroup device program (runc's default rules) ------------------- */
 
-#define ACC_ALL (BPF_DEVCG_ACC_MKNOD | BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE)
-
-struct dev_rule
-{
-  int type, major, minor, access; /* -1: any */
-};
-
-/* In runc's order; tested last to first, first match wins. */
-static const struct dev_rule dev_rules[] = {
-  { BPF_DEVCG_DEV_CHAR, -1, -1, BPF_DEVCG_ACC_MKNOD },
-  { BPF_DEVCG_DEV_BLOCK, -1, -1, BPF_DEVCG_ACC_MKNOD },
-  { BPF_DEVCG_DEV_CHAR, 1, 3, ACC_ALL },   { BPF_DEVCG_DEV_CHAR, 1, 8, ACC_ALL },
-  { BPF_DEVCG_DEV_CHAR, 1, 7, ACC_ALL },   { BPF_DEVCG_DEV_CHAR, 5, 0, ACC_ALL },
-  { BPF_DEVCG_DEV_CHAR, 1, 5, ACC_ALL },   { BPF_DEVCG_DEV_CHAR, 1, 9, ACC_ALL },
-  { BPF_DEVCG_DEV_CHAR, 136, -1, ACC_ALL }, { BPF_DEVCG_DEV_CHAR, 5, 2, ACC_ALL },
-};
 
 #define I(c, d, s, o, k) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (k) })
+#define JEQ32(reg, k, to) I (BPF_JMP32 | BPF_JEQ | BPF_K, reg, 0, to, k)
+#define JNE32(reg, k, to) I (BPF_JMP32 | BPF_JNE | BPF_K, reg, 0, to, k)
 
+/* The program runtime/cgroup_devices.c builds for runc's default rules and
+ * no configured one (startup.sh checks that both have the same tag): tested
+ * from runc's last rule to its first, as three blocks of rules with the same
+ * outcome, type and access:
+ *   c 5:2, 136:*, 1:9, 1:5, 5:0, 1:7, 1:8, 1:3 rwm (one type test, then
+ *     the pairs, those of one major under one test of it: 5 {2, 0}, 136,
+ *     1 {9, 5, 7, 8, 3});
+ *   b *:* m; c *:* m (type, then "nothing asked for but mknod");
+ * then deny. */
 static size_t
 dev_program (struct bpf_insn *p)
 {
-  size_t n = 0;
-  /* each test loads its field of the context (r1) into r2 */
-  for (size_t k = sizeof dev_rules / sizeof dev_rules[0]; k-- > 0;)
-    {
-      const struct dev_rule *r = &dev_rules[k];
-      size_t skip[4], ns = 0;
-      p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
-      p[n++] = I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff);
-      skip[ns++] = n;
-      p[n++] = I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0, r->type);
-      if (r->access != ACC_ALL)
-        {
-          p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
-          p[n++] = I (BPF_ALU | BPF_RSH | BPF_K, 2, 0, 0, 16);
-          p[n++] = I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, ~r->access & ACC_ALL);
-          skip[ns++] = n;
-          p[n++] = I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 0, 0);
-        }
-      if (r->major >= 0)
-        {
-          p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 4, 0);
-          skip[ns++] = n;
-          p[n++] = I (BPF_JMP32 | BPF_JNE | BPF_K, 2, 0, 0, r->major);
-        }
-      if (r->minor >= 0)
-        {
-          p[n++] = I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 8, 0);
-          skip[ns++] = n;
-          p[n++] = I (BPF_JMP32 | BPF_JNE | BPF_K, 2, 0, 0, r->minor);
-        }
-      p[n++] = I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1);
-      p[n++] = I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-      while (ns-- > 0)
-        p[skip[ns]].off = (int16_t) (n - skip[ns] - 1);
-    }
-  p[n++] = I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
-  p[n++] = I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-  return n;
+  static const struct bpf_insn prog[] = {
+    I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0), I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff),
+    I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 15, BPF_DEVCG_DEV_CHAR),
+    I (BPF_LDX | BPF_MEM | BPF_W, 4, 1, 4, 0), I (BPF_LDX | BPF_MEM | BPF_W, 5, 1, 8, 0),
+    JNE32 (4, 5, 2), JEQ32 (5, 2, 9), JEQ32 (5, 0, 8),
+    JEQ32 (4, 136, 7),
+    JNE32 (4, 1, 5), JEQ32 (5, 9, 5), JEQ32 (5, 5, 4), JEQ32 (5, 7, 3), JEQ32 (5, 8, 2),
+    JEQ32 (5, 3, 1),
+    I (BPF_JMP | BPF_JA, 0, 0, 2, 0),
+    I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1), I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    /* b *:* m */
+    I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0), I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff),
+    I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 6, BPF_DEVCG_DEV_BLOCK),
+    I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0), I (BPF_ALU | BPF_RSH | BPF_K, 2, 0, 0, 16),
+    I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE),
+    I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 2, 0),
+    I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1), I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    /* c *:* m */
+    I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0), I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff),
+    I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 6, BPF_DEVCG_DEV_CHAR),
+    I (BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0), I (BPF_ALU | BPF_RSH | BPF_K, 2, 0, 0, 16),
+    I (BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE),
+    I (BPF_JMP | BPF_JNE | BPF_K, 2, 0, 2, 0),
+    I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1), I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    I (BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0), I (BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+  };
+  memcpy (p, prog, sizeof prog);
+  return sizeof prog / sizeof prog[0];
 }
 
 static int

@@ -336,6 +336,150 @@ check_prog (const struct bpf_insn *insns, size_t n)
     }
 }
 
+/* The device program run on requests, against the rules read directly:
+ * tested from the last (runc's defaults after the configured ones) to the
+ * first, the first that matches decides (an allow rule matches when it
+ * grants every access asked for, a deny rule when it denies any), none:
+ * deny.  A small interpreter of the instructions kist emits. */
+static int
+run_dev_program (const struct bpf_insn *p, size_t n, uint32_t type, uint32_t access,
+                 uint32_t major, uint32_t minor)
+{
+  uint32_t ctx[3] = { access << 16 | type, major, minor };
+  uint64_t r[11] = { 0 };
+  for (size_t pc = 0; pc < n; pc++)
+    {
+      const struct bpf_insn *i = &p[pc];
+      uint8_t cls = BPF_CLASS (i->code), op = BPF_OP (i->code);
+      if (cls == BPF_LDX)
+        {
+          ck_assert_uint_eq (i->src_reg, 1);
+          ck_assert (i->off >= 0 && i->off <= 8 && i->off % 4 == 0);
+          r[i->dst_reg] = ctx[i->off / 4];
+        }
+      else if (cls == BPF_ALU || cls == BPF_ALU64)
+        {
+          ck_assert_uint_eq (BPF_SRC (i->code), BPF_K);
+          uint64_t k = (uint64_t) (int64_t) i->imm;
+          if (op == BPF_AND)
+            r[i->dst_reg] &= k;
+          else if (op == BPF_RSH)
+            r[i->dst_reg] >>= k;
+          else if (op == BPF_MOV)
+            r[i->dst_reg] = k;
+          else
+            ck_abort_msg ("insn %zu: ALU op 0x%x", pc, op);
+          if (cls == BPF_ALU)
+            r[i->dst_reg] &= 0xffffffffu;
+        }
+      else if (cls == BPF_JMP || cls == BPF_JMP32)
+        {
+          if (op == BPF_EXIT)
+            return (int) r[0];
+          uint64_t v = cls == BPF_JMP32 ? (uint32_t) r[i->dst_reg] : r[i->dst_reg];
+          uint64_t k = cls == BPF_JMP32 ? (uint32_t) i->imm : (uint64_t) (int64_t) i->imm;
+          bool taken = op == BPF_JA ? true : op == BPF_JEQ ? v == k : op == BPF_JNE ? v != k : false;
+          if (op != BPF_JA && op != BPF_JEQ && op != BPF_JNE)
+            ck_abort_msg ("insn %zu: jump op 0x%x", pc, op);
+          if (taken)
+            pc += (size_t) (int64_t) i->off;
+        }
+      else
+        ck_abort_msg ("insn %zu: class 0x%x", pc, cls);
+    }
+  ck_abort_msg ("the program ran off its end");
+  return -1;
+}
+
+static const struct kist_cgroup_dev_rule runc_defaults[] = {
+  { true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD }, { true, 'b', -1, -1, BPF_DEVCG_ACC_MKNOD },
+  { true, 'c', 1, 3, 7 },   { true, 'c', 1, 8, 7 }, { true, 'c', 1, 7, 7 },
+  { true, 'c', 5, 0, 7 },   { true, 'c', 1, 5, 7 }, { true, 'c', 1, 9, 7 },
+  { true, 'c', 136, -1, 7 }, { true, 'c', 5, 2, 7 },
+};
+
+static int
+rules_decide (const struct kist_cgroup_dev_rule *rules, size_t n, uint32_t type, uint32_t access,
+              uint32_t major, uint32_t minor)
+{
+  size_t nd = KIST_ARRAY_SIZE (runc_defaults);
+  for (size_t k = n + nd; k-- > 0;)
+    {
+      const struct kist_cgroup_dev_rule *rl = k >= n ? &runc_defaults[k - n] : &rules[k];
+      uint32_t t = rl->type == 'c' ? BPF_DEVCG_DEV_CHAR : rl->type == 'b' ? BPF_DEVCG_DEV_BLOCK : 0;
+      if ((t && t != type) || (rl->major >= 0 && (uint32_t) rl->major != major)
+          || (rl->minor >= 0 && (uint32_t) rl->minor != minor))
+        continue;
+      bool match = rl->allow ? (access & ~rl->access & 7) == 0 : (access & rl->access) != 0;
+      if (match)
+        return rl->allow ? 1 : 0;
+    }
+  return 0;
+}
+
+START_TEST (test_dev_program_decides)
+{
+  static const uint32_t majors[] = { 0, 1, 4, 5, 8, 136, 254, 4294967295u };
+  static const uint32_t minors[] = { 0, 1, 2, 3, 5, 7, 8, 9, 16, 4294967295u };
+  const unsigned R = BPF_DEVCG_ACC_READ, W = BPF_DEVCG_ACC_WRITE, M = BPF_DEVCG_ACC_MKNOD;
+  /* Fixed rule sets (podman's deny-all, docker's --device, overlapping
+   * allows and denies), then random ones. */
+  struct kist_cgroup_dev_rule sets[24][8];
+  size_t lens[24];
+  size_t ns = 0;
+  lens[ns] = 0, ns++;
+  sets[ns][0] = (struct kist_cgroup_dev_rule){ false, 'a', -1, -1, R | W | M }, lens[ns++] = 1;
+  sets[ns][0] = (struct kist_cgroup_dev_rule){ false, 'a', -1, -1, R | W | M };
+  sets[ns][1] = (struct kist_cgroup_dev_rule){ true, 'b', 8, 0, R | W };
+  sets[ns][2] = (struct kist_cgroup_dev_rule){ true, 'c', 4, -1, R };
+  sets[ns][3] = (struct kist_cgroup_dev_rule){ true, 'c', -1, 7, W };
+  lens[ns++] = 4;
+  sets[ns][0] = (struct kist_cgroup_dev_rule){ true, 'a', -1, -1, R | W | M };
+  sets[ns][1] = (struct kist_cgroup_dev_rule){ false, 'b', 8, -1, W };
+  sets[ns][2] = (struct kist_cgroup_dev_rule){ false, 'b', 8, 1, W };
+  sets[ns][3] = (struct kist_cgroup_dev_rule){ false, 'c', 5, -1, R | M };
+  lens[ns++] = 4;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  while (ns < 24)
+    {
+      size_t len = 1 + ns % 8;
+      for (size_t i = 0; i < len; i++)
+        {
+          x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+          static const char types[] = "acb";
+          sets[ns][i] = (struct kist_cgroup_dev_rule){
+            .allow = x & 1, .type = types[(x >> 1) % 3],
+            .major = (x >> 3) % 3 == 0 ? -1 : (int64_t) majors[(x >> 5) % 6],
+            .minor = (x >> 8) % 3 == 0 ? -1 : (int64_t) minors[(x >> 10) % 8],
+            .access = 1 + (unsigned) ((x >> 13) % 7),
+          };
+        }
+      lens[ns++] = len;
+    }
+  for (size_t s = 0; s < ns; s++)
+    {
+      struct bpf_insn *insns = NULL;
+      size_t n = 0;
+      struct kist_error *err = NULL;
+      ck_assert_int_eq (kist_cgroup_dev_program (sets[s], lens[s], &insns, &n, &err), 0);
+      check_prog (insns, n);
+      for (uint32_t type = 1; type <= 2; type++)
+        for (uint32_t access = 1; access <= 7; access++)
+          for (size_t a = 0; a < KIST_ARRAY_SIZE (majors); a++)
+            for (size_t b = 0; b < KIST_ARRAY_SIZE (minors); b++)
+              {
+                int want = rules_decide (sets[s], lens[s], type, access, majors[a], minors[b]);
+                int got = run_dev_program (insns, n, type, access, majors[a], minors[b]);
+                ck_assert_msg (got == want,
+                               "rule set %zu: type %u access %u %u:%u: program says %d, the "
+                               "rules %d",
+                               s, type, access, majors[a], minors[b], got, want);
+              }
+      free (insns);
+    }
+}
+END_TEST
+
 START_TEST (test_dev_program)
 {
   struct kist_error *err = NULL;
@@ -343,14 +487,20 @@ START_TEST (test_dev_program)
   size_t n = 0;
 
   /* runc's default rules are appended after the configured ones: being
-   * last they are tested first, from the first instruction */
+   * last they are tested first, from the first instruction, in three
+   * blocks: the eight rwm char devices, mknod of any block device, mknod
+   * of any char device */
   ck_assert_int_eq (kist_cgroup_dev_program (NULL, 0, &insns, &n, &err), 0);
   const size_t defaults = n - 2; /* final deny */
-  ck_assert_uint_eq (defaults, 88);
+  ck_assert_uint_eq (defaults, 36);
   check_prog (insns, n);
-  ck_assert_int_eq (insns[2].imm, BPF_DEVCG_DEV_CHAR); /* c 5:2 (ptmx) */
-  ck_assert_int_eq (insns[4].imm, 5);
-  ck_assert_int_eq (insns[6].imm, 2);
+  ck_assert_int_eq (insns[2].imm, BPF_DEVCG_DEV_CHAR); /* the eight char devices */
+  ck_assert_uint_eq (insns[5].code, BPF_JMP32 | BPF_JNE | BPF_K); /* major 5 (ptmx's) */
+  ck_assert_int_eq (insns[5].imm, 5);
+  ck_assert_int_eq (insns[6].imm, 2);                              /* then minor 2 */
+  ck_assert_int_eq (insns[7].imm, 0);                              /* or 0 (tty) */
+  ck_assert_uint_eq (insns[8].code, BPF_JMP32 | BPF_JEQ | BPF_K);  /* 136:* */
+  ck_assert_int_eq (insns[8].imm, 136);
   free (insns);
 
   /* deny all, allow c 1:3 rwm, allow c *:* m */
@@ -360,16 +510,19 @@ START_TEST (test_dev_program)
     { true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD },
   };
   ck_assert_int_eq (kist_cgroup_dev_program (rules, 3, &insns, &n, &err), 0);
-  /* defaults + (c *:* m) 9 + (c 1:3) 9 + (deny all, terminal) 2 */
-  ck_assert_uint_eq (n, 20 + defaults);
+  /* defaults + (c *:* m: the same block as the default c *:* m, tested
+   * right before it) 0 + (c 1:3) 10 + (deny all, terminal) 2 */
+  ck_assert_uint_eq (n, 12 + defaults);
   check_prog (insns, n);
   ck_assert_int_eq (insns[n - 2].imm, 0); /* last reached: deny */
   ck_assert_int_eq (insns[2 + defaults].imm, BPF_DEVCG_DEV_CHAR);
+  ck_assert_int_eq (insns[5 + defaults].imm, 1); /* major 1 */
+  ck_assert_int_eq (insns[6 + defaults].imm, 3); /* minor 3 */
   free (insns);
 
   /* only an allow: default deny appended */
   ck_assert_int_eq (kist_cgroup_dev_program (&rules[1], 1, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, 11 + defaults);
+  ck_assert_uint_eq (n, 12 + defaults);
   check_prog (insns, n);
   ck_assert_int_eq (insns[n - 2].imm, 0);
   ck_assert_int_eq (insns[n - 4].imm, 1);
@@ -381,7 +534,7 @@ START_TEST (test_dev_program)
     { false, 'b', 8, -1, BPF_DEVCG_ACC_WRITE },
   };
   ck_assert_int_eq (kist_cgroup_dev_program (r2, 2, &insns, &n, &err), 0);
-  ck_assert_uint_eq (n, defaults + 11 + 2);
+  ck_assert_uint_eq (n, defaults + 12 + 2);
   check_prog (insns, n);
   ck_assert_uint_eq (insns[6 + defaults].code, BPF_JMP | BPF_JEQ | BPF_K); /* deny: no overlap -> next */
   free (insns);
@@ -975,6 +1128,7 @@ cgroup_suite (void)
   tcase_add_test (tc, test_value_matches);
   tcase_add_test (tc, test_plan);
   tcase_add_test (tc, test_dev_program);
+  tcase_add_test (tc, test_dev_program_decides);
   tcase_add_test (tc, test_plan_check);
   suite_add_tcase (s, tc);
 
