@@ -107,8 +107,8 @@ static bool
 emit_group (struct prog *p, const struct kist_cgroup_dev_rule *const *g, size_t n)
 {
   const struct kist_cgroup_dev_rule *rl = g[0];
-  _cleanup_free_ size_t *next = xcalloc (2 * n + 4, sizeof *next); /* jumps: no match */
-  _cleanup_free_ size_t *out = xcalloc (2 * n + 4, sizeof *out);   /* jumps: the outcome */
+  size_t next[3];                                           /* jumps: no match */
+  _cleanup_free_ size_t *out = xcalloc (n + 1, sizeof *out); /* jumps: the outcome, one per rule */
   size_t n_next = 0, n_out = 0;
 
   if (rl->type == 'c' || rl->type == 'b')

@@ -146,9 +146,7 @@ exe_unwritable_by (int exe, const struct kist_inside_creds *in)
   if (fstat (exe, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid == in->uid
       || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || !fs_checks_modes (exe))
     return NULL;
-  char p[32];
-  kist_fd_path (exe, p);
-  if (getxattr (p, "system.posix_acl_access", NULL, 0) >= 0
+  if (fgetxattr (exe, "system.posix_acl_access", NULL, 0) >= 0
       || (errno != ENODATA && errno != ENOTSUP))
     return NULL;
   return xasprintf ("the container's processes (uid %u gid %u, no capabilities) cannot write "
