@@ -245,7 +245,7 @@ expect_eq "delete --force (traced) exits 0" 0 "$RC"
 sweep "delete --force" 1 make_running "$ID" delete --force "$ID"
 
 # ---- sandbox ------------------------------------------------------------------
-if [ -x /usr/bin/env ] && [ -L /bin ] && "$KIST" --help 2>&1 | grep -qE '^  sandbox '; then
+if [ -x /usr/bin/env ] && [ -L /bin ] && grep -qE '^  sandbox ' <<< "$("$KIST" --help 2>&1)"; then
   SB=(sandbox --ro /usr --setenv "KIST_IT_MARK=$MARK" -- /usr/bin/env true)
   strace_count x1 "${SB[@]}"
   expect_eq "sandbox (traced) exits 0" 0 "$RC"

@@ -28,6 +28,9 @@ if [ -z "${KIST_IT_IN_NS:-}" ]; then
 fi
 
 set -u
+# Under pipefail, never test `PRODUCER | grep -q`: grep exits at its first
+# match, a producer still writing (bash's printf writes a line at a time)
+# dies of SIGPIPE and the whole test reads as false.  Feed grep a here-string.
 set -o pipefail
 export LC_ALL=C
 
@@ -144,7 +147,7 @@ expect_not_contains ()
 # expect_match WHAT HAYSTACK ERE (grep -E on the whole text)
 expect_match ()
 {
-  if printf '%s\n' "$2" | grep -Eq -- "$3"; then
+  if grep -Eq -- "$3" <<< "$2"; then
     ok "$1"
   else
     fail "$1" "expected to match: $3" "actual: $2" "$(_last_err)"

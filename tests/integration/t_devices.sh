@@ -267,7 +267,7 @@ for d in $(ls -d /sys/block/* | grep -Ev '/(loop|ram|zram)[0-9]*$') /sys/block/l
   dev=$(cat "$d/dev")
   rm -f "$T/hostdisk"
   mknod "$T/hostdisk" b "${dev%%:*}" "${dev#*:}" 2> /dev/null || continue
-  if "$DEVPROBE" read "$T/hostdisk" | grep -q '^read '; then
+  if grep -q '^read ' <<< "$("$DEVPROBE" read "$T/hostdisk")"; then
     DISK=$dev
     DISK_NAME=${d##*/}
     break

@@ -206,7 +206,7 @@ nothing_left "hand-written state"
 
 # ---- Part 2: real sandboxes ----------------------------------------------------
 
-if ! "$KIST" --help 2>&1 | grep -qE '^  sandbox '; then
+if ! grep -qE '^  sandbox ' <<< "$("$KIST" --help 2>&1)"; then
   skip "gc of real sandboxes" "this kist has no sandbox command yet"
   exit 0
 fi

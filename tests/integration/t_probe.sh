@@ -110,7 +110,7 @@ cases ()
   for want in namespace.user idmap.uid idmap.gid namespace.mount namespace.pid namespace.net \
     namespace.uts namespace.ipc namespace.cgroup network.loopback mounts cgroup capabilities \
     no_new_privileges seccomp landlock; do
-    printf '%s\n' "$names" | grep -qx "$want" || missing+=" $want"
+    grep -qx "$want" <<< "$names" || missing+=" $want"
   done
   expect_eq "$MODE: every layer is listed" "" "$missing"
   expect_eq "$MODE: exit status = whether every requested layer can be applied" \

@@ -32,7 +32,7 @@ test_cleanup ()
   for p in "${SWAP_PIDS[@]}"; do kill -KILL "$p" 2> /dev/null; wait "$p" 2> /dev/null; done
   # (everything on the canary: with a kist that let a mount escape, several)
   for p in $(seq 100); do
-    canary_mounts | grep -q . || break
+    [ -n "$(canary_mounts)" ] || break
     canary_mounts | sort -r | while read -r m; do umount -l "$m" 2> /dev/null; done
   done
   rmdir "$CANARY"
