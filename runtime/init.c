@@ -4,9 +4,11 @@
  * no handler for: SIGTERM and Ctrl-C do nothing to a program that never
  * installed one, `kill -SEGV $$` is ignored, and orphans are reaped by
  * nobody.  So the container's setup process, once every layer up to the
- * filter is applied, forks: the child goes on to load the filter and exec
- * the command; the parent stays behind as PID 1 (no exec of another binary,
- * no helper process), forwards every signal it gets to the command, reaps
+ * filter is applied, starts the command: a clone that shares its memory
+ * (CLONE_VM | CLONE_VFORK, on a stack of its own, as posix_spawn) goes on to
+ * load the filter and exec the command; the setup process stays behind as
+ * PID 1 (no exec of another binary, no helper process), waits until that
+ * execve, then forwards every signal it gets to the command, reaps
  * whatever ends, and exits with the command's status (128+N when it died of
  * signal N), which ends the pid namespace and everything left in it.
  *
@@ -14,8 +16,8 @@
  * capabilities and no_new_privileges (applied before the fork), and is
  * non-dumpable, so the command cannot ptrace it or open its /proc files.
  * It is not under the command's seccomp filter, which is loaded in the
- * child (a filter may deny wait4 or kill): kist sandbox always sets
- * no_new_privileges, so no filter is loaded before the fork.
+ * command (a filter may deny wait4 or kill): kist sandbox always sets
+ * no_new_privileges, so no filter is loaded before the command starts.
  *
  * Verified from outside (kist_init_verify): the command's parent is the
  * pid namespace's PID 1, and it is not. */
@@ -28,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -154,8 +158,75 @@ fallback_child (struct kist_report *r, pid_t init_pid)
   return 0;
 }
 
+/* What the command's side of the clone needs: it runs on a stack of its
+ * own, in the init's memory (CLONE_VM), while the init waits (CLONE_VFORK)
+ * until it has exec'd or exited. */
+struct command_start
+{
+  struct kist_ctx *ctx;
+  struct kist_report *r;
+  struct kist_error **err;
+  int (*rest) (void *);
+  void *rest_arg;
+  const sigset_t *old;
+  pid_t init_pid;
+  int failed; /* set by the command before it exits without its execve */
+};
+
+/* The command: its own session (the init leads the one the session entry
+ * describes), the signal mask it had, then the rest of the start (which
+ * ends in the execve).  A failure is left in *cs->err (the init's memory)
+ * for the init to send: the command only exits. */
+static int
+command_main (void *arg)
+{
+  struct command_start *cs = arg;
+  struct kist_report *r = cs->r;
+  struct kist_error **err = cs->err;
+  int ret = -1;
+  const char *req = init_subreaper ? "subreaper" : "pid 1";
+  pid_t ppid = getppid ();
+  if (sigprocmask (SIG_SETMASK, cs->old, NULL) < 0)
+    kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
+  else if (ppid != (init_subreaper ? cs->init_pid : 1))
+    kist_report_failed (r, LAYER, req, EPROTO, err, "the command's parent is pid %d, not %s",
+                        (int) ppid,
+                        init_subreaper ? "kist's init"
+                                       : "PID 1 of the pid namespace (does the config "
+                                         "have a new pid namespace?)");
+  else if (setsid () < 0 || getsid (0) != getpid ())
+    kist_report_failed (r, LAYER, req, errno ? errno : EPROTO, err,
+                        "setsid in the command: %s", strerror (errno));
+  else
+    {
+      if (init_subreaper)
+        fallback_child (r, cs->init_pid);
+      else
+        {
+          kist_report_applied (r, LAYER, "pid 1",
+                               "kist's init is PID 1 of the pid namespace and the command its "
+                               "child (pid %d there, leader of its own session): every signal "
+                               "but SIGCHLD forwarded to it, orphans reaped, its status passed "
+                               "on (128+N when it died of signal N); getppid read back",
+                               (int) getpid ());
+          kist_report_expect (r, LAYER, "parent=nsinit");
+        }
+      ret = cs->rest (cs->rest_arg); /* returns only when it did not exec */
+    }
+  (void) ret;
+  cs->failed = 1;
+  _exit (KIST_EXIT_FAILURE);
+}
+
+/* The command's stack while it shares the init's memory: its own mapping
+ * with a guard page below, so an overflow faults instead of writing over
+ * the init's. */
+#define COMMAND_STACK (256u << 10)
+#define STACK_GUARD 4096u
+
 int
-kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err)
+kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, int (*rest) (void *), void *rest_arg,
+                struct kist_error **err)
 {
   if (!ctx->with_init)
     {
@@ -168,7 +239,9 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
    * would be discarded even while blocked, and the command would inherit
    * SIG_IGN through its execve.  Only those not at the default already
    * (the parent read them before the clone).  Then blocked before the
-   * fork: a signal that comes before the loop waits is pending, not lost. */
+   * fork: a signal that comes before the loop waits is pending, not lost.
+   * (No handler is left, either: nothing runs a handler in the memory the
+   * command shares until its execve.) */
   for (int s = 1; s < NSIG; s++)
     if (s != SIGKILL && s != SIGSTOP && (s > 64 || (ctx->sig_not_default >> (s - 1)) & 1))
       signal (s, SIG_DFL);
@@ -189,68 +262,75 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error *
       && (setpgid (0, 0) < 0 || getpgrp () != getpid ()))
     return kist_report_failed (r, LAYER, "subreaper", errno ? errno : EPROTO, err,
                                "setpgid (0, 0): %s", strerror (errno));
-  pid_t init_pid = getpid ();
+  char *stack = mmap (NULL, COMMAND_STACK, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED)
+    return kist_report_failed (r, LAYER, "pid 1", errno, err,
+                               "mmap the command's stack (%u KiB): %s", COMMAND_STACK >> 10,
+                               strerror (errno));
+  if (mprotect (stack, STACK_GUARD, PROT_NONE) < 0)
+    {
+      int e = errno;
+      munmap (stack, COMMAND_STACK);
+      return kist_report_failed (r, LAYER, "pid 1", e, err, "mprotect the command's stack guard: %s",
+                                 strerror (e));
+    }
   sigset_t all, old;
   sigfillset (&all);
   if (sigprocmask (SIG_BLOCK, &all, &old) < 0)
-    return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
-  pid_t child = fork ();
-  if (child < 0)
     {
       int e = errno;
+      munmap (stack, COMMAND_STACK);
+      return kist_report_failed (r, LAYER, "pid 1", e, err, "sigprocmask: %s", strerror (e));
+    }
+  /* Not a fork: the command shares the init's memory until its execve
+   * (the init is stopped until then), as posix_spawn does.  A fork copied
+   * kist's page tables a third time, for a process that only sets up the
+   * last layers and execs, and its execve tore the copy down again. */
+  struct command_start cs = { .ctx = ctx, .r = r, .err = err, .rest = rest,
+                              .rest_arg = rest_arg, .old = &old, .init_pid = getpid () };
+  pid_t child = clone (command_main, stack + COMMAND_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &cs);
+  int e = errno;
+  munmap (stack, COMMAND_STACK);
+  if (child < 0)
+    {
       sigprocmask (SIG_SETMASK, &old, NULL);
       return kist_report_failed (r, LAYER, "pid 1", e, err,
-                                 "fork the command from kist's init: %s", strerror (e));
+                                 "start the command from kist's init (clone): %s", strerror (e));
     }
-  if (child > 0)
+  if (__atomic_load_n (&cs.failed, __ATOMIC_ACQUIRE))
     {
-      /* The init: nothing of kist's stays open (the sync and start sockets
-       * must close with the command's execve alone), and it dies with the
-       * kist that waits for it, as the command would have. */
-      int sfd = ctx->init_status_fd;
-      if (sfd < 0)
-        syscall (SYS_close_range, 0U, ~0U, 0U);
-      else
-        {
-          if (sfd > 0)
-            syscall (SYS_close_range, 0U, (unsigned) sfd - 1, 0U);
-          syscall (SYS_close_range, (unsigned) sfd + 1, ~0U, 0U);
-        }
-      /* A subreaper must outlive kist long enough to kill what is left:
-       * a signal it can catch (and tell from one kist passed on: then
-       * its parent is still kist). */
-      if (ctx->die_with_parent
-          && (prctl (PR_SET_PDEATHSIG, init_subreaper ? SIGTERM : SIGKILL) < 0
-              || (init_subreaper && getppid () != init_kist)))
-        _exit (KIST_EXIT_FAILURE);
-      init_loop (child, &all, sfd);
+      /* It exited before its execve, its error in *err: this process (the
+       * container's PID 1) sends it, as the command would have. */
+      while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+        ;
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      if (*err == NULL)
+        kist_error_make (err, EPROTO, "the command (pid %d) exited before its execve",
+                         (int) child);
+      return -1;
     }
 
-  /* The command: its own session (the init leads the one the session entry
-   * describes), the signal mask it had. */
-  if (sigprocmask (SIG_SETMASK, &old, NULL) < 0)
-    return kist_report_failed (r, LAYER, "pid 1", errno, err, "sigprocmask: %s", strerror (errno));
-  pid_t ppid = getppid ();
-  const char *req = init_subreaper ? "subreaper" : "pid 1";
-  if (ppid != (init_subreaper ? init_pid : 1))
-    return kist_report_failed (r, LAYER, req, EPROTO, err, "the command's parent is pid %d, not %s",
-                               (int) ppid,
-                               init_subreaper ? "kist's init"
-                                              : "PID 1 of the pid namespace (does the config "
-                                                "have a new pid namespace?)");
-  if (setsid () < 0 || getsid (0) != getpid ())
-    return kist_report_failed (r, LAYER, req, errno ? errno : EPROTO, err,
-                               "setsid in the command: %s", strerror (errno));
-  if (init_subreaper)
-    return fallback_child (r, init_pid);
-  kist_report_applied (r, LAYER, "pid 1",
-                       "kist's init is PID 1 of the pid namespace and the command its child "
-                       "(pid %d there, leader of its own session): every signal but SIGCHLD "
-                       "forwarded to it, orphans reaped, its status passed on (128+N when it "
-                       "died of signal N); getppid read back",
-                       (int) getpid ());
-  kist_report_expect (r, LAYER, "parent=nsinit");
-  return 0;
+  /* The init: nothing of kist's stays open (the sync and start sockets
+   * must close with the command's execve alone), and it dies with the
+   * kist that waits for it, as the command would have. */
+  int sfd = ctx->init_status_fd;
+  if (sfd < 0)
+    syscall (SYS_close_range, 0U, ~0U, 0U);
+  else
+    {
+      if (sfd > 0)
+        syscall (SYS_close_range, 0U, (unsigned) sfd - 1, 0U);
+      syscall (SYS_close_range, (unsigned) sfd + 1, ~0U, 0U);
+    }
+  /* A subreaper must outlive kist long enough to kill what is left:
+   * a signal it can catch (and tell from one kist passed on: then
+   * its parent is still kist). */
+  if (ctx->die_with_parent
+      && (prctl (PR_SET_PDEATHSIG, init_subreaper ? SIGTERM : SIGKILL) < 0
+          || (init_subreaper && getppid () != init_kist)))
+    _exit (KIST_EXIT_FAILURE);
+  init_loop (child, &all, sfd);
 }
 
 pid_t

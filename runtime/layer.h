@@ -223,10 +223,15 @@ int kist_nnp_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_err
 /* landlock.c (child, after no_new_privileges, before the seccomp rows):
  * ctx->landlock restricted onto the process and proven in force by probes. */
 int kist_landlock_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
-/* init.c (child, first of kist_process_exec): with ctx->with_init, fork;
- * the parent stays as PID 1 (forwards signals, reaps, exits with the
- * command's status) and never returns; the child returns 0 and goes on. */
-int kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, struct kist_error **err);
+/* init.c (child, first of kist_process_exec): with ctx->with_init, start
+ * the command (clone CLONE_VM | CLONE_VFORK, on a stack of its own), which
+ * runs rest (rest_arg): the last layers and the execve.  The calling
+ * process stays as PID 1 (forwards signals, reaps, exits with the command's
+ * status) and never returns, unless the command exited before its execve:
+ * then -1 with its error in *err (the caller sends it).  Without an init: 0,
+ * and the caller runs rest itself. */
+int kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, int (*rest) (void *),
+                    void *rest_arg, struct kist_error **err);
 /* init.c (parent, at READY): the pid to verify from outside: the command
  * under kist's init when r has the init entry pending, else init itself;
  * < 0 with *err. */

@@ -802,15 +802,45 @@ fds_read_back (int upto, long *leak)
   return ret;
 }
 
+/* The rest of kist_process_exec after the init's entry: in the command
+ * kist's init started (on its own stack), or inline without an init. */
+struct exec_rest
+{
+  struct kist_ctx *ctx;
+  struct kist_report *r;
+  size_t *sent;
+  struct kist_error **err;
+  size_t from;
+  int64_t t0;
+};
+
+static int process_exec_rest (void *arg);
+
 int
 kist_process_exec (struct kist_ctx *ctx, struct kist_report *r, size_t *sent,
                    struct kist_error **err)
 {
-  int fd = ctx->sync_fd;
-  size_t from = r ? r->n_layers : 0;
-  int64_t t0 = kist_monotonic_usec ();
-  if (kist_init_fork (ctx, r, err) < 0)
+  struct exec_rest a = { .ctx = ctx, .r = r, .sent = sent, .err = err,
+                         .from = r ? r->n_layers : 0, .t0 = kist_monotonic_usec () };
+  /* With an init, it never returns in the command (which runs the rest and
+   * execs) nor in the init (PID 1 until the command ends), only with an
+   * error; without one, this process goes on. */
+  if (kist_init_fork (ctx, r, process_exec_rest, &a, err) < 0)
     return -1;
+  return process_exec_rest (&a);
+}
+
+static int
+process_exec_rest (void *arg)
+{
+  const struct exec_rest *a = arg;
+  struct kist_ctx *ctx = a->ctx;
+  struct kist_report *r = a->r;
+  size_t *sent = a->sent;
+  struct kist_error **err = a->err;
+  size_t from = a->from;
+  int64_t t0 = a->t0;
+  int fd = ctx->sync_fd;
   /* A sandbox's init dies with its kist; the user switch cleared it. */
   if (ctx->die_with_parent)
     {

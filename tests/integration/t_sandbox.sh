@@ -24,6 +24,11 @@ SROOT=$ROOT    # the state root of the current mode
 
 # The marker makes every sandbox process findable (leftovers.sh).
 BASE=(--ro /usr --setenv "KIST_IT_MARK=$MARK")
+# A file with the execute bit that is no program (ENOEXEC at the execve).
+BADEXEC=$T/badexec
+nobody_dir "$BADEXEC" 0755
+printf '\001\002 not a program\n' > "$BADEXEC/bad"
+chmod 0755 "$BADEXEC/bad"
 
 # sandbox_dirs: what is left under ROOT/~sandbox (must be nothing).
 sandbox_dirs ()
@@ -263,6 +268,13 @@ suite ()
   # 12. Failures before the command: 125, 127.
   ks notfound "${BASE[@]}" -- /usr/bin/does-not-exist
   expect_eq "not found: exit 127 ($MODE)" 127 "$RC"
+  # An execve that fails in the command (an executable that is no program):
+  # the command exits before its execve and kist's init passes its error on.
+  ks badexec "${BASE[@]}" --ro "$BADEXEC:/x" -- /x/bad
+  expect_eq "exec format error: exit 126 ($MODE)" 126 "$RC"
+  expect_contains "exec format error: the error names the execve's ($MODE)" "$ERR" \
+    "exec \`/x/bad\`"
+  expect_contains "exec format error: and its cause ($MODE)" "$ERR" "Exec format error"
   ks status "${BASE[@]}" -- sh -c 'exit 7'
   expect_eq "the command's exit status is kist's ($MODE)" 7 "$RC"
   ks usage --no-such-flag -- true
