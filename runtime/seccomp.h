@@ -26,6 +26,7 @@
 #define KIST_SECCOMP_H
 
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -144,8 +145,12 @@ char *kist_seccomp_features_json (void);
 /* ---- compiling and loading (seccomp_compile.c) */
 
 /* Build the program with libseccomp (seccomp_init, seccomp_arch_add,
- * seccomp_rule_add_array, seccomp_export_bpf into a memfd) and prepend the
- * ENOSYS prefix when p->enosys.  *insns is newly allocated. */
+ * seccomp_rule_add_array, seccomp_export_bpf into a memfd), prepend the
+ * ENOSYS prefix when p->enosys, and shrink it (kist_seccomp_shrink).
+ * *insns is newly allocated.  _unshrunk: without the last step (tests
+ * compare the two). */
+int kist_seccomp_compile_unshrunk (const struct kist_seccomp_profile *p, struct sock_filter **insns,
+                                   size_t *n_insns, struct kist_error **err);
 int kist_seccomp_compile (const struct kist_seccomp_profile *p, struct sock_filter **insns,
                           size_t *n_insns, struct kist_error **err);
 /* seccomp(SECCOMP_SET_MODE_FILTER, flags, prog).  With
@@ -157,6 +162,14 @@ int kist_seccomp_load (const struct sock_filter *insns, size_t n_insns, uint32_t
  * all 0) on this architecture, computed in user space (classic BPF). */
 uint32_t kist_seccomp_simulate (const struct sock_filter *insns, size_t n, int nr,
                                 const uint64_t args[6]);
+/* The same for any seccomp_data (another architecture's). */
+uint32_t kist_seccomp_simulate_data (const struct sock_filter *insns, size_t n,
+                                     const struct seccomp_data *d);
+/* seccomp_shrink.c: the program *prog (xmalloc'ed, *n_insns long) replaced
+ * by a shorter one with the same answer for every seccomp_data, when its
+ * syscall dispatch can be written as a tree of ranges (else left as it
+ * is). */
+void kist_seccomp_shrink (struct sock_filter **prog, size_t *n_insns);
 /* Would a process under the program be let through (ALLOW, LOG, or left to
  * a tracer or notify agent) for syscall nr with args? */
 bool kist_seccomp_lets_through (const struct sock_filter *insns, size_t n, int nr,

@@ -56,7 +56,7 @@
 #define ENTRY_MAGIC "KISTBPF\n"
 #define ENTRY_VERSION 2
 /* Bump when what the source key covers, or the parse it stands for, changes. */
-#define SOURCE_FORMAT 1
+#define SOURCE_FORMAT 2 /* 2: the dispatch shrunk (seccomp_shrink.c) */
 /* Longest text kept in an entry's meta part. */
 #define META_TEXT_MAX 65536u
 

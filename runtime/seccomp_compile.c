@@ -112,6 +112,16 @@ int
 kist_seccomp_compile (const struct kist_seccomp_profile *p, struct sock_filter **insns,
                       size_t *n_insns, struct kist_error **err)
 {
+  if (kist_seccomp_compile_unshrunk (p, insns, n_insns, err) < 0)
+    return -1;
+  kist_seccomp_shrink (insns, n_insns);
+  return 0;
+}
+
+int
+kist_seccomp_compile_unshrunk (const struct kist_seccomp_profile *p, struct sock_filter **insns,
+                               size_t *n_insns, struct kist_error **err)
+{
   char b[32];
   __attribute__ ((cleanup (release_ctx))) scmp_filter_ctx c = seccomp_init (p->default_action);
   if (c == NULL)
@@ -207,6 +217,14 @@ kist_seccomp_simulate (const struct sock_filter *insns, size_t n, int nr, const 
   struct seccomp_data d = { .nr = nr, .arch = seccomp_arch_native () };
   for (int i = 0; i < 6; i++)
     d.args[i] = args ? args[i] : 0;
+  return kist_seccomp_simulate_data (insns, n, &d);
+}
+
+uint32_t
+kist_seccomp_simulate_data (const struct sock_filter *insns, size_t n,
+                            const struct seccomp_data *dp)
+{
+  const struct seccomp_data d = *dp;
   uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
   for (size_t pc = 0; pc < n; pc++)
     {

@@ -829,8 +829,9 @@ kist_seccomp_canonical (const struct kist_seccomp_profile *p, size_t *len)
  * precedes every list and every field's presence is marked before it, so no
  * two profiles give one byte stream.  (Rules of one entry share their
  * action: writing it once per run keeps a fifth of the bytes, and of the
- * SHA-256 work, out of the key.)  KEY_FORMAT names this layout. */
-#define KEY_FORMAT 2
+ * SHA-256 work, out of the key.)  KEY_FORMAT names this layout, and what
+ * the key stands for: 3 since the program is shrunk (seccomp_shrink.c). */
+#define KEY_FORMAT 3
 struct key_stream
 {
   struct kist_sha256 sha;

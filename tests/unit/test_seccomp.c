@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1467,6 +1468,211 @@ START_TEST (test_builtin_profiles)
 }
 END_TEST
 
+/* ---- shrink: the range tree gives every answer the old program gave ---- */
+
+static uint64_t shrink_rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t
+shrink_rand (void)
+{
+  shrink_rng ^= shrink_rng << 13;
+  shrink_rng ^= shrink_rng >> 7;
+  shrink_rng ^= shrink_rng << 17;
+  return shrink_rng;
+}
+
+static void
+add_value (uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+  if (*n == *cap)
+    *v = xrealloc (*v, (*cap = *cap ? 2 * *cap : 1024) * sizeof **v);
+  (*v)[(*n)++] = x;
+}
+
+/* Both programs answer the same for every architecture in archs, every
+ * syscall number near a constant either compares (and 0..600, the x32
+ * range's first 600), with zero, all-ones and random arguments (random
+ * words and the programs' own constants). */
+static void
+assert_same_answers (const char *what, const struct sock_filter *a, size_t na,
+                     const struct sock_filter *b, size_t nb)
+{
+  static const uint32_t archs[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64,
+                                    AUDIT_ARCH_ARM, 0 };
+  _cleanup_free_ uint32_t *nrs = NULL, *ks = NULL;
+  size_t n_nrs = 0, c_nrs = 0, n_ks = 0, c_ks = 0;
+  for (uint32_t i = 0; i < 600; i++)
+    {
+      add_value (&nrs, &n_nrs, &c_nrs, i);
+      add_value (&nrs, &n_nrs, &c_nrs, 0x40000000u + i);
+    }
+  for (int w = 0; w < 2; w++)
+    for (size_t i = 0; i < (w ? nb : na); i++)
+      {
+        uint32_t k = (w ? b : a)[i].k;
+        add_value (&nrs, &n_nrs, &c_nrs, k - 1);
+        add_value (&nrs, &n_nrs, &c_nrs, k);
+        add_value (&nrs, &n_nrs, &c_nrs, k + 1);
+        add_value (&ks, &n_ks, &c_ks, k);
+      }
+  size_t checked = 0;
+  for (size_t ai = 0; ai < KIST_ARRAY_SIZE (archs); ai++)
+    for (size_t i = 0; i < n_nrs; i++)
+      for (int t = 0; t < 6; t++)
+        {
+          struct seccomp_data d = { .nr = (int) nrs[i], .arch = archs[ai] };
+          for (int j = 0; j < 6; j++)
+            {
+              uint64_t r = shrink_rand ();
+              d.args[j] = t == 0   ? 0
+                          : t == 1 ? ~0ULL
+                          : (r & 3) == 0 ? r
+                          : (r & 3) == 1 ? ((uint64_t) ks[(r >> 8) % n_ks] << 32 | ks[(r >> 40) % n_ks])
+                                          : ks[(r >> 8) % n_ks];
+            }
+          uint32_t x = kist_seccomp_simulate_data (a, na, &d), y = kist_seccomp_simulate_data (b, nb, &d);
+          ck_assert_msg (x == y,
+                         "%s: arch 0x%08x nr %d args %#llx %#llx %#llx: 0x%08x before the shrink, "
+                         "0x%08x after",
+                         what, archs[ai], d.nr, (unsigned long long) d.args[0],
+                         (unsigned long long) d.args[1], (unsigned long long) d.args[2], x, y);
+          checked++;
+        }
+  ck_assert_uint_gt (checked, 10000);
+}
+
+/* p shrunk: a copy of it, with its new length in *n. */
+static struct sock_filter *
+shrunk (const struct sock_filter *p, size_t len, size_t *n)
+{
+  struct sock_filter *c = xcalloc (len, sizeof *c);
+  memcpy (c, p, len * sizeof *c);
+  *n = len;
+  kist_seccomp_shrink (&c, n);
+  return c;
+}
+
+START_TEST (test_shrink_profiles)
+{
+  /* The embedded profiles, and one with argument conditions on three
+   * arches whose default kills. */
+  const char *inline_doc
+      = "{'defaultAction': 'SCMP_ACT_KILL_PROCESS', 'architectures': ['SCMP_ARCH_X86_64', "
+        "'SCMP_ARCH_X86', 'SCMP_ARCH_X32', 'SCMP_ARCH_AARCH64'], 'syscalls': ["
+        "{'names': ['read', 'write', 'close', 'openat', 'exit_group', 'mmap', 'brk'], "
+        "'action': 'SCMP_ACT_ALLOW'},"
+        "{'names': ['socket'], 'action': 'SCMP_ACT_ALLOW', 'args': [{'index': 0, 'value': 1, "
+        "'op': 'SCMP_CMP_EQ'}]},"
+        "{'names': ['personality'], 'action': 'SCMP_ACT_ALLOW', 'args': [{'index': 0, 'value': "
+        "4294967295, 'op': 'SCMP_CMP_EQ'}]},"
+        "{'names': ['clone'], 'action': 'SCMP_ACT_ALLOW', 'args': [{'index': 0, 'value': "
+        "2114060288, 'valueTwo': 0, 'op': 'SCMP_CMP_MASKED_EQ'}]},"
+        "{'names': ['kill', 'tgkill'], 'action': 'SCMP_ACT_ERRNO', 'errnoRet': 13},"
+        "{'names': ['ptrace'], 'action': 'SCMP_ACT_TRACE'}]}";
+  size_t n_profiles = 0;
+  while (kist_seccomp_builtin_names[n_profiles])
+    n_profiles++;
+  for (size_t i = 0; i <= n_profiles; i++)
+    {
+      struct kist_seccomp_profile *p = NULL;
+      struct kist_error *err = NULL;
+      struct kist_seccomp_env env = { .bounding = bounding_none };
+      const char *name = i < n_profiles ? kist_seccomp_builtin_names[i] : "inline";
+      if (i < n_profiles)
+        ck_assert_int_eq (kist_seccomp_profile_parse_json (
+                              (const char *) kist_seccomp_builtin_data[i],
+                              kist_seccomp_builtin_sizes[i], "builtin: ", &env, &p, &err),
+                          0);
+      else
+        p = parse_ok (inline_doc);
+      _cleanup_free_ struct sock_filter *raw = NULL, *small = NULL;
+      size_t n_raw = 0, n_small = 0;
+      ck_assert_msg (kist_seccomp_compile_unshrunk (p, &raw, &n_raw, &err) == 0, "%s: %s", name,
+                     err ? err->msg : "?");
+      ck_assert_msg (kist_seccomp_compile (p, &small, &n_small, &err) == 0, "%s: %s", name,
+                     err ? err->msg : "?");
+      /* What the cache keeps and the kernel gets is the shrunk program:
+       * never longer, and much shorter for the long allowlists (a short
+       * one, as the inline profile's, has no region worth a tree). */
+      ck_assert_msg (n_small <= n_raw, "%s: %zu instructions, %zu before the shrink", name,
+                     n_small, n_raw);
+      if (strcmp (name, "strict") == 0)
+        ck_assert_msg (n_small <= 300, "strict: %zu instructions (254 when written)", n_small);
+      if (strcmp (name, "default") == 0)
+        ck_assert_msg (n_small <= 500, "default: %zu instructions (436 when written)", n_small);
+      assert_same_answers (name, raw, n_raw, small, n_small);
+      /* Shrinking again changes nothing. */
+      size_t n_again = 0;
+      _cleanup_free_ struct sock_filter *again = shrunk (small, n_small, &n_again);
+      ck_assert_uint_eq (n_again, n_small);
+      ck_assert_int_eq (memcmp (again, small, n_small * sizeof *small), 0);
+      kist_seccomp_profile_free (p);
+    }
+}
+END_TEST
+
+#define LD_NR BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr))
+#define LD_ARCH BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch))
+#define RET(v) BPF_STMT (BPF_RET | BPF_K, (v))
+#define JEQ(k, t, f) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
+
+START_TEST (test_shrink_handmade)
+{
+  /* A linear list: 1..20 allowed, 30..39 EPERM, the rest killed: 5
+   * intervals, 3 targets: ld, 4 nodes, 3 returns. */
+  struct sock_filter list[34];
+  size_t n = 0;
+  list[n++] = (struct sock_filter) LD_NR;
+  for (uint32_t nr = 1; nr <= 20; nr++, n++)
+    list[n] = (struct sock_filter) JEQ (nr, (uint8_t) (32 - n - 1), 0);
+  for (uint32_t nr = 30; nr <= 39; nr++, n++)
+    list[n] = (struct sock_filter) JEQ (nr, (uint8_t) (33 - n - 1), 0);
+  list[n++] = (struct sock_filter) RET (SECCOMP_RET_KILL_PROCESS);
+  list[n++] = (struct sock_filter) RET (SECCOMP_RET_ALLOW);
+  list[n++] = (struct sock_filter) RET (SECCOMP_RET_ERRNO | EPERM);
+  ck_assert_uint_eq (n, 34);
+  size_t m = 0;
+  _cleanup_free_ struct sock_filter *s1 = shrunk (list, n, &m);
+  ck_assert_uint_eq (m, 8);
+  assert_same_answers ("list", list, n, s1, m);
+
+  /* The same list entered in its middle from outside (after an arch test
+   * whose false branch jumps to the 11th comparison): left as it is. */
+  struct sock_filter entered[36];
+  entered[0] = (struct sock_filter) LD_ARCH;
+  entered[1] = (struct sock_filter) JEQ (AUDIT_ARCH_X86_64, 0, 11);
+  memcpy (entered + 2, list, sizeof list);
+  size_t m2 = 0;
+  _cleanup_free_ struct sock_filter *s2 = shrunk (entered, 36, &m2);
+  ck_assert_uint_eq (m2, 36);
+  ck_assert_int_eq (memcmp (s2, entered, sizeof entered), 0);
+
+  /* A JSET on the number is a target, not part of the tree: odd numbers
+   * below 20 allowed, the rest of 1..20 EPERM, others killed. */
+  struct sock_filter jset[26];
+  n = 0;
+  jset[n++] = (struct sock_filter) LD_NR;
+  for (uint32_t nr = 1; nr <= 20; nr++, n++)
+    jset[n] = (struct sock_filter) JEQ (nr, (uint8_t) (22 - n - 1), 0);
+  jset[n++] = (struct sock_filter) RET (SECCOMP_RET_KILL_PROCESS); /* 21 */
+  jset[n++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K, 1, 0, 1); /* 22 */
+  jset[n++] = (struct sock_filter) RET (SECCOMP_RET_ALLOW);
+  jset[n++] = (struct sock_filter) RET (SECCOMP_RET_ERRNO | EPERM);
+  jset[n++] = (struct sock_filter) RET (SECCOMP_RET_KILL_PROCESS); /* unreachable: dropped */
+  ck_assert_uint_eq (n, 26);
+  size_t m3 = 0;
+  _cleanup_free_ struct sock_filter *s3 = shrunk (jset, n, &m3);
+  ck_assert_uint_lt (m3, 12);
+  assert_same_answers ("jset", jset, n, s3, m3);
+  struct seccomp_data d = { .nr = 7, .arch = AUDIT_ARCH_X86_64 };
+  ck_assert_uint_eq (kist_seccomp_simulate_data (s3, m3, &d), SECCOMP_RET_ALLOW);
+  d.nr = 8;
+  ck_assert_uint_eq (kist_seccomp_simulate_data (s3, m3, &d), SECCOMP_RET_ERRNO | EPERM);
+  d.nr = 21;
+  ck_assert_uint_eq (kist_seccomp_simulate_data (s3, m3, &d), SECCOMP_RET_KILL_PROCESS);
+}
+END_TEST
+
 /* ---- notify ---- */
 
 static int
@@ -1783,6 +1989,8 @@ seccomp_suite (void)
   tcase_add_test (tc, test_kill_action);
   tcase_add_test (tc, test_simulate);
   tcase_add_test (tc, test_builtin_profiles);
+  tcase_add_test (tc, test_shrink_profiles);
+  tcase_add_test (tc, test_shrink_handmade);
   tcase_add_test (tc, test_sync_fd);
   tcase_add_test (tc, test_features);
   tcase_add_test (tc, test_duplicates_like_runc);
