@@ -197,7 +197,7 @@ const struct kist_layer_def kist_layers[] = {
   { KIST_PHASE_START, CR | EX, NULL, "kist_process_exec (process.c), after the rows above",
     E (O ("init", kist_init_verify), C ("parent_death_signal"), C ("fds", kist_fds_verify),
        C ("seccomp", kist_seccomp_verify), O ("exec")),
-    "kist's init forks the command (sandbox, --init), the parent-death signal (sandbox), every fd kist holds closed, the filter "
+    "kist's init starts the command (sandbox, --init; a clone sharing its memory until the execve), the parent-death signal (sandbox), every fd kist holds closed, the filter "
     "last of all, READY, execve; "
     "`exec` is recorded by the caller when the close-on-exec connection closes" },
 
