@@ -82,15 +82,24 @@ cmp_true (const struct sock_filter *f, uint32_t a)
     }
 }
 
+/* Instructions the walks of one shrink may step through in all: a profile
+ * of 4096 instructions reloading the number after every argument check
+ * must not make a cache miss take seconds (kist's profiles need ~10^5). */
+#define WALK_BUDGET (1u << 22)
+
 /* From the instruction after `from`, with A = nr: the first instruction
  * that is no comparison or JA (the target); marks those passed in in_d
- * (when given).  NONE when a jump leaves the program. */
+ * (when given).  NONE when a jump leaves the program or *budget runs out. */
 static size_t
-walk (const struct sock_filter *p, size_t n, size_t from, uint32_t nr, bool *in_d)
+walk (const struct sock_filter *p, size_t n, size_t from, uint32_t nr, bool *in_d,
+      size_t *budget)
 {
   size_t pc = from + 1;
   while (pc < n)
     {
+      if (*budget == 0)
+        return NONE;
+      --*budget;
       const struct sock_filter *f = &p[pc];
       size_t next;
       if (is_ja (f))
@@ -168,8 +177,10 @@ emit (struct shrink *sh, size_t lo, size_t hi, bool *ok)
  * instructions); false when it is left as it is. */
 static bool
 shrink_region (const struct sock_filter *p, size_t n, size_t s, const uint64_t *pts, size_t n_pts,
-               struct sock_filter **out, size_t *n_out)
+               size_t *budget, struct sock_filter **out, size_t *n_out)
 {
+  if (s + 1 >= n || !(is_cmp (&p[s + 1]) || is_ja (&p[s + 1])))
+    return false; /* no comparison follows: no region */
   bool done = false;
   _cleanup_free_ bool *in_d = xcalloc (n, sizeof *in_d);
   struct shrink sh = { .p = p, .n = n, .s = s };
@@ -181,7 +192,7 @@ shrink_region (const struct sock_filter *p, size_t n, size_t s, const uint64_t *
   /* The intervals and their targets. */
   for (size_t i = 0; i < n_pts; i++)
     {
-      size_t t = walk (p, n, s, (uint32_t) pts[i], in_d);
+      size_t t = walk (p, n, s, (uint32_t) pts[i], in_d, budget);
       if (t == NONE)
         goto out;
       if (sh.n_iv && sh.iv[sh.n_iv - 1].target == t)
@@ -260,8 +271,8 @@ shrink_region (const struct sock_filter *p, size_t n, size_t s, const uint64_t *
   /* The proof: every boundary number reaches the same target. */
   for (size_t i = 0; i < n_pts; i++)
     {
-      size_t t_old = walk (p, n, s, (uint32_t) pts[i], NULL);
-      size_t t_new = walk (sh.out, len, s, (uint32_t) pts[i], NULL);
+      size_t t_old = walk (p, n, s, (uint32_t) pts[i], NULL, budget);
+      size_t t_new = walk (sh.out, len, s, (uint32_t) pts[i], NULL, budget);
       if (t_old == NONE || t_new == NONE)
         goto out;
       bool same = t_new == sh.newpos[t_old]
@@ -350,6 +361,7 @@ kist_seccomp_shrink (struct sock_filter **prog, size_t *n_insns)
 {
   if (!well_formed (*prog, *n_insns))
     return;
+  size_t budget = WALK_BUDGET;
   /* The boundary numbers: 0, and k and k + 1 for every constant compared
    * (a superset of what any region needs; merged intervals absorb the
    * rest). */
@@ -376,7 +388,7 @@ kist_seccomp_shrink (struct sock_filter **prog, size_t *n_insns)
         {
           struct sock_filter *out = NULL;
           size_t n_out = 0;
-          if (is_ld_nr (&p[s]) && shrink_region (p, n, s, pts, u, &out, &n_out))
+          if (is_ld_nr (&p[s]) && shrink_region (p, n, s, pts, u, &budget, &out, &n_out))
             {
               free (*prog);
               *prog = out;
