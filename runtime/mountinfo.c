@@ -17,26 +17,18 @@ void
 kist_mountinfo_free (struct kist_mountinfo *t)
 {
   for (size_t i = 0; i < t->n; i++)
-    {
-      struct kist_mountinfo_entry *e = &t->e[i];
-      free (e->root);
-      free (e->point);
-      free (e->opts);
-      free (e->optional);
-      free (e->fstype);
-      free (e->source);
-      free (e->super_opts);
-    }
+    free (t->e[i].root); /* the entry's one block (parse_line) */
   free (t->e);
   t->e = NULL;
   t->n = 0;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+/* mountinfo escapes space, tab, newline and backslash as \ooo: s
+ * unescaped into out (room for len + 1); returns the byte after its NUL. */
 static char *
-unescape (const char *s, size_t len)
+unescape (const char *s, size_t len, char *out)
 {
-  char *out = xmalloc (len + 1), *o = out;
+  char *o = out;
   for (size_t i = 0; i < len; i++)
     {
       if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0'
@@ -49,7 +41,16 @@ unescape (const char *s, size_t len)
         *o++ = s[i];
     }
   *o = '\0';
-  return out;
+  return o + 1;
+}
+
+/* s[0..n) and a NUL at o; returns the byte after the NUL. */
+static char *
+put (char *o, const char *s, size_t n)
+{
+  memcpy (o, s, n);
+  o[n] = '\0';
+  return o + n + 1;
 }
 
 static char *
@@ -93,13 +94,26 @@ parse_line (char *line, struct kist_mountinfo_entry *e)
   char *super = source ? word (&after) : NULL;
   if (fstype == NULL || kist_parse_u64 (f[0], &e->id) < 0 || kist_parse_u64 (f[1], &e->parent) < 0)
     return false;
-  e->root = unescape (f[3], strlen (f[3]));
-  e->point = unescape (f[4], strlen (f[4]));
-  e->opts = xstrdup (f[5]);
-  e->optional = xasprintf ("%.*s", (int) olen, p);
-  e->fstype = xstrdup (fstype);
-  e->source = source ? unescape (source, strlen (source)) : xstrdup ("");
-  e->super_opts = xstrdup (super ? super : "");
+  /* Every string of the entry in one block, root first (what the free
+   * releases): 7 fields, one allocation. */
+  size_t l_root = strlen (f[3]), l_point = strlen (f[4]), l_opts = strlen (f[5]);
+  size_t l_type = strlen (fstype), l_src = source ? strlen (source) : 0;
+  size_t l_super = super ? strlen (super) : 0;
+  char *o = xmalloc (l_root + l_point + l_opts + olen + l_type + l_src + l_super + 7);
+  e->root = o;
+  o = unescape (f[3], l_root, o);
+  e->point = o;
+  o = unescape (f[4], l_point, o);
+  e->opts = o;
+  o = put (o, f[5], l_opts);
+  e->optional = o;
+  o = put (o, p, olen);
+  e->fstype = o;
+  o = put (o, fstype, l_type);
+  e->source = o;
+  o = source ? unescape (source, l_src, o) : put (o, "", 0);
+  e->super_opts = o;
+  put (o, super ? super : "", l_super);
   return true;
 }
 
@@ -114,10 +128,16 @@ kist_mountinfo_read (int dirfd, const char *path, struct kist_mountinfo *t,
   char *save = NULL;
   for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
-      _cleanup_free_ char *copy = xstrdup (line);
+      size_t len = strlen (line);
       struct kist_mountinfo_entry e = { 0 };
       if (!parse_line (line, &e))
-        return kist_error_make (err, EINVAL, "malformed line in %s: `%s`", path, copy);
+        {
+          /* The parse only cut the line at spaces: put them back. */
+          for (size_t i = 0; i < len; i++)
+            if (line[i] == '\0')
+              line[i] = ' ';
+          return kist_error_make (err, EINVAL, "malformed line in %s: `%s`", path, line);
+        }
       if (t->n == cap)
         {
           cap = cap ? cap * 2 : 64;

@@ -38,11 +38,12 @@ START_TEST (test_fields)
                                 "/dev/vda rw,discard\n"
                                 "69 68 0:41 / /my\\040dir ro,nosuid,nodev - tmpfs tm\\040p "
                                 "ro,size=64k\n"
-                                "70 68 0:42 / /x rw - proc proc\n",
+                                "70 68 0:42 / /x rw - proc proc\n"
+                                "71 68 0:43 /sub /y ro - sysfs\n",
                                 &t, &msg),
                     0);
   ck_assert_ptr_null (msg);
-  ck_assert_uint_eq (t.n, 3);
+  ck_assert_uint_eq (t.n, 4);
   const struct kist_mountinfo_entry *e = kist_mountinfo_find (&t, 68);
   ck_assert_ptr_nonnull (e);
   ck_assert_uint_eq (e->parent, 46);
@@ -67,7 +68,13 @@ START_TEST (test_fields)
   ck_assert (!kist_mountinfo_has_optional (e, "shared:"));
   e = kist_mountinfo_find (&t, 70);
   ck_assert_str_eq (e->super_opts, "");
-  ck_assert_ptr_null (kist_mountinfo_find (&t, 71));
+  e = kist_mountinfo_find (&t, 71);
+  ck_assert_str_eq (e->root, "/sub");
+  ck_assert_str_eq (e->point, "/y");
+  ck_assert_str_eq (e->fstype, "sysfs");
+  ck_assert_str_eq (e->source, "");
+  ck_assert_str_eq (e->super_opts, "");
+  ck_assert_ptr_null (kist_mountinfo_find (&t, 72));
 }
 END_TEST
 
@@ -85,6 +92,10 @@ START_TEST (test_malformed)
       char *msg = NULL;
       ck_assert_int_lt (parse_text (bad[i], &t, &msg), 0);
       ck_assert_msg (msg && strstr (msg, "malformed line"), "%zu: %s", i, msg);
+      /* The message quotes the line as it was read. */
+      char want[128];
+      snprintf (want, sizeof want, "`%.*s`", (int) strcspn (bad[i], "\n"), bad[i]);
+      ck_assert_msg (strstr (msg, want), "%zu: %s (expected %s)", i, msg, want);
       free (msg);
     }
 }
