@@ -63,12 +63,18 @@ const struct flag_opt *
 mnt_opt_lookup (const char *name, bool *rec)
 {
   *rec = false;
+  /* Every option of the table is a bare word: "size=64m", "mode=755" are
+   * the file system's (most lookups of a run), no scan.  Else the first
+   * letter before the strcmp. */
+  if (strchr (name, '=') != NULL)
+    return NULL;
   for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
-    if (strcmp (flag_opts[i].name, name) == 0)
+    if (flag_opts[i].name[0] == name[0] && strcmp (flag_opts[i].name, name) == 0)
       return &flag_opts[i];
   if (name[0] == 'r')
     for (size_t i = 0; i < KIST_ARRAY_SIZE (flag_opts); i++)
-      if (flag_opts[i].kind == OPT_ATTR && strcmp (flag_opts[i].name, name + 1) == 0)
+      if (flag_opts[i].kind == OPT_ATTR && flag_opts[i].name[0] == name[1]
+          && strcmp (flag_opts[i].name, name + 1) == 0)
         {
           *rec = true;
           return &flag_opts[i];
