@@ -756,6 +756,11 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
   struct ws_run ws = { .userns = -1, .mntns = -1 };
   int ws_ns[2] = { -1, -1 };
 
+  /* A pipe on kist's stdout or stderr that closes (`| head`) must not end
+   * kist between creating the sandbox and tearing it down: its writes fail
+   * with EPIPE instead.  The command gets SIGPIPE at its default: kist's
+   * init resets every signal kist's process ignores. */
+  signal (SIGPIPE, SIG_IGN);
   int first = parse_flags (argc, argv, &f, err);
   if (first < 0)
     goto out;

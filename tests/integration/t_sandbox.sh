@@ -74,6 +74,19 @@ nothing_left_sb ()
   fi
 }
 
+# reader_gone_rc ARGS...: ARGS run from / with stdout and stderr a pipe
+# whose reader is already gone (their first write fails); prints the exit
+# status, -N when a signal N ended it (python's).
+reader_gone_rc ()
+{
+  (cd / && python3 -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=w, stderr=w).returncode)
+' "$@")
+}
+
 now_ms ()
 {
   echo $(( $(date +%s%N) / 1000000 ))
@@ -275,6 +288,19 @@ suite ()
   expect_contains "exec format error: the error names the execve's ($MODE)" "$ERR" \
     "exec \`/x/bad\`"
   expect_contains "exec format error: and its cause ($MODE)" "$ERR" "Exec format error"
+  # kist's stdout and stderr a pipe nobody reads any more (`kist ... | head`
+  # that has exited): kist ignores SIGPIPE, so its writes fail and it still
+  # tears the sandbox down, exiting with the command's status (a kist
+  # without that dies of SIGPIPE at its first debug line: -13).
+  if [ "$MODE" = root ]; then
+    RC=$(reader_gone_rc timeout -k 5 "$KIST_IT_TIMEOUT" "$KIST" --root "$ROOT" --debug sandbox \
+      "${BASE[@]}" -- sh -c 'exit 3')
+  else
+    RC=$(reader_gone_rc env XDG_RUNTIME_DIR="$XDG" timeout -k 5 "$KIST_IT_TIMEOUT" \
+      "${AS_NOBODY[@]}" "$KIST" --debug sandbox "${BASE[@]}" -- sh -c 'exit 3')
+  fi
+  expect_eq "stdout and stderr a pipe without a reader: the command's status ($MODE)" 3 "$RC"
+  nothing_left_sb "after a pipe without a reader" ""
   ks status "${BASE[@]}" -- sh -c 'exit 7'
   expect_eq "the command's exit status is kist's ($MODE)" 7 "$RC"
   ks usage --no-such-flag -- true
