@@ -163,7 +163,6 @@ fallback_child (struct kist_report *r, pid_t init_pid)
  * until it has exec'd or exited. */
 struct command_start
 {
-  struct kist_ctx *ctx;
   struct kist_report *r;
   struct kist_error **err;
   int (*rest) (void *);
@@ -183,7 +182,6 @@ command_main (void *arg)
   struct command_start *cs = arg;
   struct kist_report *r = cs->r;
   struct kist_error **err = cs->err;
-  int ret = -1;
   const char *req = init_subreaper ? "subreaper" : "pid 1";
   pid_t ppid = getppid ();
   if (sigprocmask (SIG_SETMASK, cs->old, NULL) < 0)
@@ -211,9 +209,8 @@ command_main (void *arg)
                                (int) getpid ());
           kist_report_expect (r, LAYER, "parent=nsinit");
         }
-      ret = cs->rest (cs->rest_arg); /* returns only when it did not exec */
+      cs->rest (cs->rest_arg); /* returns only when it did not exec */
     }
-  (void) ret;
   cs->failed = 1;
   _exit (KIST_EXIT_FAILURE);
 }
@@ -287,7 +284,7 @@ kist_init_fork (struct kist_ctx *ctx, struct kist_report *r, int (*rest) (void *
    * (the init is stopped until then), as posix_spawn does.  A fork copied
    * kist's page tables a third time, for a process that only sets up the
    * last layers and execs, and its execve tore the copy down again. */
-  struct command_start cs = { .ctx = ctx, .r = r, .err = err, .rest = rest,
+  struct command_start cs = { .r = r, .err = err, .rest = rest,
                               .rest_arg = rest_arg, .old = &old, .init_pid = getpid () };
   pid_t child = clone (command_main, stack + COMMAND_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &cs);
   int e = errno;

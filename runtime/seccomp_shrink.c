@@ -132,8 +132,6 @@ struct interval
 
 struct shrink
 {
-  const struct sock_filter *p;
-  size_t n, s;
   struct interval *iv;
   size_t n_iv;
   size_t *targets; /* distinct old target pcs, in order of first use */
@@ -183,7 +181,7 @@ shrink_region (const struct sock_filter *p, size_t n, size_t s, const uint64_t *
     return false; /* no comparison follows: no region */
   bool done = false;
   _cleanup_free_ bool *in_d = xcalloc (n, sizeof *in_d);
-  struct shrink sh = { .p = p, .n = n, .s = s };
+  struct shrink sh = { 0 };
   sh.iv = xcalloc (n_pts, sizeof *sh.iv);
   sh.targets = xcalloc (n_pts, sizeof *sh.targets);
   sh.newpos = xcalloc (n, sizeof *sh.newpos);
@@ -204,8 +202,6 @@ shrink_region (const struct sock_filter *p, size_t n, size_t s, const uint64_t *
   size_t n_d = 0;
   for (size_t i = 0; i < n; i++)
     n_d += in_d[i];
-  if (s + 1 >= n || !in_d[s + 1])
-    goto out;
   /* Nothing outside the region may enter it but p[s]'s fall-through. */
   for (size_t i = 0; i < n; i++)
     {
