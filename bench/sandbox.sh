@@ -3,7 +3,8 @@
 # bubblewrap with the equivalent flags (when installed) and the floor program:
 # the wall time of RUNS sandboxes of /bin/true (default 200), PARALLEL at a
 # time (default 2), as the median over ROUNDS interleaved rounds (default 3),
-# in runs per second and as ratios to the floor.  See bench/README.md.
+# in runs per second and as ratios to the floor, with the machine CPU per run
+# (/proc/stat busy time during each batch).  See bench/README.md.
 # Environment: KIST (default <repo>/_build/kist), BWRAP (default: bwrap from
 # PATH), PARALLEL (default 2), CC (default cc).
 set -euo pipefail
@@ -170,29 +171,41 @@ done
 awk '$1 == "cgroup" || $1 == "seccomp" { $2 = $3 = ""; gsub(/  +/, " "); print "  kist " $0 }' "$TMP/report"
 
 # ---- the rounds ------------------------------------------------------------------------
+# busy_ticks: the machine's busy time so far, every CPU, in clock ticks of
+# /proc/stat (user, nice, system, irq, softirq: not idle, iowait or steal).
+busy_ticks ()
+{
+  awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+HZ=$(getconf CLK_TCK)
+
 # run_batch NAME: RUNS sandboxes, PARALLEL at a time (xargs -P; xargs gives each
-# child /dev/null as stdin); prints the wall time in microseconds.
+# child /dev/null as stdin); prints the wall time in microseconds and the
+# machine's busy time meanwhile in clock ticks.
 run_batch ()
 {
-  local r=$1 t0 t1 rc=0
+  local r=$1 t0 t1 b0 b1 rc=0
   cmd "$r"
+  b0=$(busy_ticks)
   t0=$EPOCHREALTIME
   seq 1 "$RUNS" | xargs -P "$PARALLEL" -n 1 "${C[@]}" /bin/true > /dev/null 2>> "$TMP/err-$r" || rc=$?
   t1=$EPOCHREALTIME
+  b1=$(busy_ticks)
   [ "$rc" = 0 ] || return "$rc"
-  echo $(( (${t1/./} - ${t0/./}) ))
+  echo $(( (${t1/./} - ${t0/./}) )) $((b1 - b0))
 }
 
 for ((i = 1; i <= ROUNDS; i++)); do
   for r in "${CONTENDERS[@]}"; do
     : > "$TMP/err-$r"
-    if ! us=$(run_batch "$r"); then
+    if ! out=$(run_batch "$r"); then
       label=LABEL_$r
       echo "sandbox.sh: ${!label} failed in round $i:" >&2
       tail -n 5 "$TMP/err-$r" >&2
       exit 1
     fi
-    echo "$us" >> "$TMP/t-$r"
+    echo "${out% *}" >> "$TMP/t-$r"
+    echo "${out#* }" >> "$TMP/c-$r"
   done
 done
 # kist must have removed every sandbox it made.
@@ -208,17 +221,23 @@ median_us ()
 }
 floor_us=$(median_us "$TMP/t-floor")
 echo
-printf '%-36s %9s %9s %9s %10s %8s\n' contender "median s" "min s" "runs/s" "ms/run" "x floor"
+printf '%-36s %9s %9s %9s %10s %8s %8s\n' contender "median s" "min s" "runs/s" "ms/run" "x floor" "cpu ms"
 for r in "${CONTENDERS[@]}"; do
   m=$(median_us "$TMP/t-$r")
   mn=$(sort -n "$TMP/t-$r" | head -n 1)
+  c=$(median_us "$TMP/c-$r")
   label=LABEL_$r
-  awk -v l="${!label}" -v m="$m" -v mn="$mn" -v f="$floor_us" -v n="$RUNS" \
-    'BEGIN { printf "%-36s %9.2f %9.2f %9.1f %10.2f %7.1fx\n", l, m / 1e6, mn / 1e6, n / (m / 1e6), m / 1e3 / n, m / f }'
-  declare "MED_$r=$m"
+  awk -v l="${!label}" -v m="$m" -v mn="$mn" -v f="$floor_us" -v n="$RUNS" -v c="$c" -v hz="$HZ" \
+    'BEGIN { printf "%-36s %9.2f %9.2f %9.1f %10.2f %7.1fx %8.2f\n", l, m / 1e6, mn / 1e6, n / (m / 1e6), m / 1e3 / n, m / f, c * 1e3 / hz / n }'
+  declare "MED_$r=$m" "CPU_$r=$c"
 done
 echo
-awk -v k="$MED_kist" -v kn="$MED_kist_nosecc" -v b="${MED_bwrap:-}" -v n="$RUNS" 'BEGIN {
-  if (b != "")
+awk -v k="$MED_kist" -v kn="$MED_kist_nosecc" -v b="${MED_bwrap:-}" -v n="$RUNS" \
+  -v ck="$CPU_kist" -v ckn="$CPU_kist_nosecc" -v cb="${CPU_bwrap:-}" -v hz="$HZ" 'BEGIN {
+  if (b != "") {
     printf "kist / bwrap (wall time):            strict %.2fx, no seccomp %.2fx\n", k / b, kn / b
-  printf "seccomp (strict) per run:            %.2f ms of wall time\n", (k - kn) / 1e3 / n }'
+    printf "throughput, kist / bwrap:            strict %.3fx, no seccomp %.3fx\n", b / k, b / kn
+    if (ck > 0 && ckn > 0)
+      printf "machine CPU, bwrap / kist:           strict %.3fx, no seccomp %.3fx\n", cb / ck, cb / ckn
+  }
+  printf "seccomp (strict) per run:            %.2f ms of wall time, %.2f ms of machine CPU\n", (k - kn) / 1e3 / n, (ck - ckn) * 1e3 / hz / n }'
