@@ -79,7 +79,7 @@ static void
 gen_int (yajl_gen g, const char *key, long long v)
 {
   kist_json_gen_str_lossy (g, key);
-  yajl_gen_integer (g, v);
+  kist_json_gen_integer (g, v);
 }
 
 static void

@@ -427,6 +427,21 @@ kist_json_obj_get (yajl_val obj, const char *key)
   return NULL;
 }
 
+yajl_gen_status
+kist_json_gen_integer (yajl_gen g, long long v)
+{
+  char buf[24]; /* "-9223372036854775808" */
+  char *p = buf + sizeof buf;
+  /* The magnitude as unsigned: -LLONG_MIN does not fit a long long. */
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long) v : (unsigned long long) v;
+  do
+    *--p = (char) ('0' + u % 10);
+  while ((u /= 10) != 0);
+  if (v < 0)
+    *--p = '-';
+  return yajl_gen_number (g, p, (size_t) (buf + sizeof buf - p));
+}
+
 void
 kist_json_gen_str_lossy (yajl_gen g, const char *s)
 {
@@ -490,7 +505,7 @@ void
 kist_jgen_kint (struct kist_jgen *j, const char *key, long long v)
 {
   kist_jgen_str (j, key);
-  kist_jgen_check (j, yajl_gen_integer (j->g, v));
+  kist_jgen_check (j, kist_json_gen_integer (j->g, v));
 }
 
 void

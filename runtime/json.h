@@ -32,6 +32,11 @@ char *kist_json_gen_take (yajl_gen g);
  * object or has no such key.  A JSON null is returned as a value. */
 yajl_val kist_json_obj_get (yajl_val obj, const char *key);
 
+/* yajl_gen_integer without its sprintf("%lld"): the digits written here,
+ * then handed to yajl_gen_number (the same text, the same separators and
+ * states).  A report has two integers per layer. */
+yajl_gen_status kist_json_gen_integer (yajl_gen g, long long v);
+
 /* yajl_gen_string that never fails on bad UTF-8: when the generator
  * validates UTF-8 and s is not, bytes >= 0x80 are written as '?'.  NULL is
  * written as "". */

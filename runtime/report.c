@@ -532,9 +532,9 @@ gen_layer (yajl_gen g, const struct kist_layer *l)
   if (l->step > 0)
     {
       gen_str (g, "step");
-      yajl_gen_integer (g, l->step);
+      kist_json_gen_integer (g, l->step);
       gen_str (g, "usec");
-      yajl_gen_integer (g, l->usec);
+      kist_json_gen_integer (g, l->usec);
     }
   if (layer_missing (l))
     {
@@ -564,11 +564,11 @@ gen_timing (yajl_gen g, const struct kist_report *r)
   gen_str (g, "timing");
   yajl_gen_map_open (g);
   gen_str (g, "layersUsec");
-  yajl_gen_integer (g, rows);
+  kist_json_gen_integer (g, rows);
   if (r->startup_usec > 0)
     {
       gen_str (g, "startupUsec");
-      yajl_gen_integer (g, r->startup_usec);
+      kist_json_gen_integer (g, r->startup_usec);
     }
   yajl_gen_map_close (g);
 }
@@ -600,7 +600,7 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
 
   yajl_gen_map_open (g);
   gen_str (g, "reportVersion");
-  yajl_gen_integer (g, KIST_REPORT_VERSION);
+  kist_json_gen_integer (g, KIST_REPORT_VERSION);
   gen_key_str (g, "kist", KIST_VERSION);
   if (r->id)
     gen_key_str (g, "id", r->id);
@@ -609,7 +609,7 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
   if (r->pid > 0)
     {
       gen_str (g, "pid");
-      yajl_gen_integer (g, r->pid);
+      kist_json_gen_integer (g, r->pid);
     }
 
   gen_str (g, "allowDegraded");

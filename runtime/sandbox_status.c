@@ -32,7 +32,7 @@ gen_i64 (yajl_gen g, const char *key, int64_t v)
   if (v < 0)
     return;
   kist_json_gen_str_lossy (g, key);
-  yajl_gen_integer (g, (long long) v);
+  kist_json_gen_integer (g, (long long) v);
 }
 
 static void

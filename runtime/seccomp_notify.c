@@ -42,7 +42,7 @@ kist_seccomp_notify_state_json (const struct kist_ctx *ctx, const char *metadata
   kist_json_gen_str_lossy (g, "seccompFd");
   yajl_gen_array_close (g);
   kist_json_gen_str_lossy (g, "pid");
-  yajl_gen_integer (g, ctx->pid);
+  kist_json_gen_integer (g, ctx->pid);
   gen_kv (g, "metadata", metadata);
   kist_json_gen_str_lossy (g, "state");
   yajl_gen_map_open (g);
@@ -50,7 +50,7 @@ kist_seccomp_notify_state_json (const struct kist_ctx *ctx, const char *metadata
   gen_kv (g, "id", ctx->id);
   gen_kv (g, "status", "creating");
   kist_json_gen_str_lossy (g, "pid");
-  yajl_gen_integer (g, ctx->pid);
+  kist_json_gen_integer (g, ctx->pid);
   gen_kv (g, "bundle", ctx->bundle);
   kist_json_gen_str_lossy (g, "annotations");
   yajl_gen_map_open (g);

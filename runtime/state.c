@@ -47,7 +47,7 @@ static void
 gen_field_int (yajl_gen g, const char *key, long long v)
 {
   yajl_gen_string (g, (const unsigned char *) key, strlen (key));
-  yajl_gen_integer (g, v);
+  kist_json_gen_integer (g, v);
 }
 
 /* Re-emit a parsed JSON value into g. */
@@ -486,7 +486,7 @@ kist_state_oci_json (const struct kist_state *s, enum kist_status st)
   kist_json_gen_str_lossy (g, kist_status_name (st));
   kist_json_gen_str_lossy (g, "pid");
   /* Like runc: 0 once the container is stopped. */
-  yajl_gen_integer (g, st == KIST_STATUS_STOPPED ? 0 : s->pid);
+  kist_json_gen_integer (g, st == KIST_STATUS_STOPPED ? 0 : s->pid);
   kist_json_gen_str_lossy (g, "bundle");
   kist_json_gen_str_lossy (g, s->bundle);
   kist_json_gen_str_lossy (g, "rootfs");

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -379,6 +380,61 @@ START_TEST (test_json_gen_take)
                        "    []\n  ]\n}");
   free (s);
   yajl_gen_free (g);
+}
+END_TEST
+
+/* kist_json_gen_integer writes what yajl_gen_integer writes, value for
+ * value, in every state (array element, map value, top level, beautified),
+ * and refuses a key as yajl does. */
+START_TEST (test_json_gen_integer)
+{
+  static const long long v[] = { 0,          1,         -1,         9,         10,
+                                 -10,        99,        100,        12345678,  -987654321,
+                                 INT32_MAX,  INT32_MIN, 4294967296LL, LLONG_MAX, LLONG_MIN,
+                                 LLONG_MIN + 1 };
+  for (int pretty = 0; pretty < 2; pretty++)
+    {
+      yajl_gen a = kist_json_gen_new (pretty, false), b = kist_json_gen_new (pretty, false);
+      yajl_gen_map_open (a);
+      yajl_gen_map_open (b);
+      ck_assert_int_eq (kist_json_gen_integer (a, 5), yajl_gen_keys_must_be_strings);
+      ck_assert_int_eq (yajl_gen_integer (b, 5), yajl_gen_keys_must_be_strings);
+      for (size_t i = 0; i < KIST_ARRAY_SIZE (v); i++)
+        {
+          char key[8];
+          snprintf (key, sizeof key, "k%zu", i);
+          yajl_gen_string (a, (const unsigned char *) key, strlen (key));
+          yajl_gen_string (b, (const unsigned char *) key, strlen (key));
+          ck_assert_int_eq (kist_json_gen_integer (a, v[i]), yajl_gen_status_ok);
+          ck_assert_int_eq (yajl_gen_integer (b, v[i]), yajl_gen_status_ok);
+        }
+      yajl_gen_string (a, (const unsigned char *) "l", 1);
+      yajl_gen_string (b, (const unsigned char *) "l", 1);
+      yajl_gen_array_open (a);
+      yajl_gen_array_open (b);
+      for (size_t i = 0; i < KIST_ARRAY_SIZE (v); i++)
+        {
+          kist_json_gen_integer (a, v[i]);
+          yajl_gen_integer (b, v[i]);
+        }
+      yajl_gen_array_close (a);
+      yajl_gen_array_close (b);
+      yajl_gen_map_close (a);
+      yajl_gen_map_close (b);
+      _cleanup_free_ char *sa = kist_json_gen_take (a), *sb = kist_json_gen_take (b);
+      ck_assert_str_eq (sa, sb);
+      ck_assert_ptr_nonnull (strstr (sa, "-9223372036854775808"));
+      ck_assert_ptr_nonnull (strstr (sa, "9223372036854775807"));
+      yajl_gen_free (a);
+      yajl_gen_free (b);
+    }
+  /* A lone number is a whole document. */
+  yajl_gen a = kist_json_gen_new (false, false);
+  ck_assert_int_eq (kist_json_gen_integer (a, -42), yajl_gen_status_ok);
+  ck_assert_int_eq (kist_json_gen_integer (a, 1), yajl_gen_generation_complete);
+  _cleanup_free_ char *sa = kist_json_gen_take (a);
+  ck_assert_str_eq (sa, "-42");
+  yajl_gen_free (a);
 }
 END_TEST
 
@@ -771,6 +827,7 @@ util_suite (void)
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_json_depth);
   tcase_add_test (tc, test_json_gen_take);
+  tcase_add_test (tc, test_json_gen_integer);
   tcase_add_test (tc, test_json_tree_as_yajl);
   tcase_add_test (tc, test_time_rfc3339);
   tcase_add_test (tc, test_realpath);
