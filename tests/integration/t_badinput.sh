@@ -90,6 +90,32 @@ B=$(mkbundle relcwd)
 run_bad relcwd "$B"
 refused "relative process.cwd" 125 'process\.cwd'
 
+# A masked or read-only path the image does not have is skipped (and said so);
+# one that cannot be resolved for another reason fails the run before the
+# container's code, with the layer, the path and the kernel's reason.
+for list in C_MASKED C_READONLY; do
+  layer=masked_paths
+  [ "$list" = C_READONLY ] && layer=readonly_paths
+  cfg_reset
+  printf -v "$list" '%s' '["/etc/passwd/x", "/no/such/path"]'
+  sh_args 'echo should-not-run'
+  B=$(mkbundle "notdir$layer")
+  run_bad "notdir$layer" "$B"
+  refused "$layer through a file (ENOTDIR)" 125 "$layer: open \`/etc/passwd/x\` inside the container root: Not a directory"
+  expect_not_contains "$layer through a file: the container did not run" "$OUT" should-not-run
+  cfg_reset
+  printf -v "$list" '%s' '["/no/such/path", "/proc/keys"]'
+  sh_args 'echo ran'
+  B=$(mkbundle "missing$layer")
+  id=$(new_id "missing$layer")
+  kc "missing$layer" run --report "$T/missing$layer.json" --bundle "$B" "$id"
+  expect_eq "$layer: a path the image lacks is no error" 0 "$RC"
+  expect_eq "$layer: a path the image lacks: the container ran" ran "$OUT"
+  expect_match "$layer: a path the image lacks is named as skipped" \
+    "$(layer_field "$T/missing$layer.json" "$layer" detail)" '/no/such/path'
+  nothing_left "missing$layer"
+done
+
 # ---- ids -----------------------------------------------------------------------------
 cfg_reset
 C_ARGS='["sleep", "3141"]'
