@@ -291,6 +291,22 @@ kist_report_add (struct kist_report *r, const struct kist_layer *src)
 }
 
 void
+kist_report_add_moved (struct kist_report *r, struct kist_layer *src)
+{
+  if (r == NULL || src == NULL || src->name == NULL)
+    {
+      kist_layer_clear (src);
+      return;
+    }
+  struct kist_layer *l = report_append (r);
+  *l = *src; /* the strings are the row's now */
+  memset (src, 0, sizeof *src);
+  note_exec (r, l->name);
+  if (l->expect == NULL)
+    debug_hook (l);
+}
+
+void
 kist_report_add_unfinished (struct kist_report *r, const struct kist_layer *src)
 {
   if (r && src && src->name)

@@ -91,6 +91,10 @@ int kist_report_failed (struct kist_report *r, const char *name, const char *req
 /* Append a fully-formed entry (used by the parent for entries received from
  * the child).  Takes copies. */
 void kist_report_add (struct kist_report *r, const struct kist_layer *l);
+/* kist_report_add that moves the strings of *l into the new row instead of
+ * copying them (the entries decoded from the sync socket, each a copy of
+ * its own): *l is left cleared, and is cleared when r is NULL too. */
+void kist_report_add_moved (struct kist_report *r, struct kist_layer *l);
 
 /* Find an entry by name (NULL if none). */
 /* As kist_report_add, for an entry its layer completes later (the cgroup

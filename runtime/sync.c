@@ -510,9 +510,7 @@ kist_sync_add_layer (struct kist_report *r, const char *payload, size_t len, con
   /* An entry to be verified from outside is held as not applied until the
    * parent read what the kernel says (verify.c). */
   kist_verify_received (&l);
-  if (r)
-    kist_report_add (r, &l);
-  kist_layer_clear (&l);
+  kist_report_add_moved (r, &l);
   return 0;
 }
 
