@@ -261,23 +261,36 @@ kist_report_failed (struct kist_report *r, const char *name, const char *request
   return fail_closed (r, name, reason_text (reason, errnum), errnum, err);
 }
 
+/* *src as the report's last row, its strings moved into the row (*src is
+ * left cleared, also when there is no row to add). */
+static struct kist_layer *
+report_move (struct kist_report *r, struct kist_layer *src)
+{
+  if (r == NULL || src == NULL || src->name == NULL)
+    {
+      kist_layer_clear (src);
+      return NULL;
+    }
+  struct kist_layer *l = report_append (r);
+  *l = *src;
+  memset (src, 0, sizeof *src);
+  note_exec (r, l->name);
+  return l;
+}
+
+/* report_move of a copy of *src. */
 static struct kist_layer *
 report_add (struct kist_report *r, const struct kist_layer *src)
 {
   if (r == NULL || src == NULL || src->name == NULL)
     return NULL;
-  struct kist_layer *l = report_append (r);
-  l->name = xstrdup (src->name);
-  l->requested = xstrdup (src->requested);
-  l->applied = src->applied;
-  l->errnum = src->errnum;
-  l->reason = xstrdup (src->reason);
-  l->detail = xstrdup (src->detail);
-  l->expect = xstrdup (src->expect);
-  l->step = src->step;
-  l->usec = src->usec;
-  note_exec (r, l->name);
-  return l;
+  struct kist_layer c = *src;
+  c.name = xstrdup (src->name);
+  c.requested = xstrdup (src->requested);
+  c.reason = xstrdup (src->reason);
+  c.detail = xstrdup (src->detail);
+  c.expect = xstrdup (src->expect);
+  return report_move (r, &c);
 }
 
 void
@@ -293,16 +306,8 @@ kist_report_add (struct kist_report *r, const struct kist_layer *src)
 void
 kist_report_add_moved (struct kist_report *r, struct kist_layer *src)
 {
-  if (r == NULL || src == NULL || src->name == NULL)
-    {
-      kist_layer_clear (src);
-      return;
-    }
-  struct kist_layer *l = report_append (r);
-  *l = *src; /* the strings are the row's now */
-  memset (src, 0, sizeof *src);
-  note_exec (r, l->name);
-  if (l->expect == NULL)
+  struct kist_layer *l = report_move (r, src);
+  if (l && l->expect == NULL) /* as kist_report_add */
     debug_hook (l);
 }
 
