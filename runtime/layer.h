@@ -75,9 +75,9 @@ struct kist_ctx
   } tty;
 
   /* Namespaces of the parent (the host), captured before clone, so that the
-   * child can prove a namespace is new by comparing inode numbers. */
-  dev_t host_ns_dev[KIST_NS_COUNT];
-  ino_t host_ns_ino[KIST_NS_COUNT];
+   * child can prove a namespace is new by comparing inode numbers (all on
+   * the one nsfs: kist_ns_ino); 0 where the kernel lacks the type. */
+  uint64_t host_ns_ino[KIST_NS_COUNT];
   bool userns;                   /* the container has its own (new or joined) user namespace */
 
   /* Child side: what process.c prepared for the final execve. */

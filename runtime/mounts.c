@@ -467,10 +467,10 @@ mount_bind (struct kist_ctx *ctx, size_t i, const struct kist_mount *m, struct p
 static bool
 same_ns_as_host (const struct kist_ctx *ctx, enum kist_ns_type t)
 {
-  _cleanup_free_ char *path = xasprintf ("/proc/self/ns/%s", kist_ns_proc_name (t));
-  struct stat st;
-  return stat (path, &st) == 0 && st.st_ino == ctx->host_ns_ino[t]
-         && st.st_dev == ctx->host_ns_dev[t];
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/ns/%s", kist_ns_proc_name (t));
+  uint64_t ino = 0;
+  return kist_ns_ino (AT_FDCWD, path, &ino) == 0 && ino == ctx->host_ns_ino[t];
 }
 
 static const char sysfs_fallback_note[]

@@ -10,6 +10,9 @@ unsigned long kist_ns_clone_flags (const struct kist_spec *s);
 int kist_ns_check (const struct kist_spec *s, struct kist_error **err);
 /* Capture the host's namespace inodes into ctx (parent, before clone). */
 int kist_ns_host_inodes (struct kist_ctx *ctx, struct kist_error **err);
+/* The inode number of the namespace a /proc/PID/ns/NAME link names (PATH
+ * relative to DIRFD, or absolute), from the link's text: 0, or -errno. */
+int kist_ns_ino (int dirfd, const char *path, uint64_t *ino);
 /* "mnt" for KIST_NS_MOUNT etc. (the /proc/PID/ns/ file name). */
 const char *kist_ns_proc_name (enum kist_ns_type t);
 

@@ -14,6 +14,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "ns.h"
 #include "procfs.h"
 #include "resolve.h"
 #include "util.h"
@@ -169,9 +170,9 @@ kist_proc_ns_is_host (const struct kist_ctx *ctx, enum kist_ns_type t)
   if (procfd < 0)
     return -1;
   char name[32];
-  snprintf (name, sizeof name, "ns/%s", kist_ns_name (t));
-  struct stat st;
-  if (fstatat (procfd, name, &st, 0) < 0)
+  snprintf (name, sizeof name, "ns/%s", kist_ns_proc_name (t));
+  uint64_t ino = 0;
+  if (kist_ns_ino (procfd, name, &ino) < 0)
     return -1;
-  return st.st_dev == ctx->host_ns_dev[t] && st.st_ino == ctx->host_ns_ino[t];
+  return ino == ctx->host_ns_ino[t];
 }

@@ -23,6 +23,7 @@
 
 #include "layer.h"
 #include "mountinfo.h"
+#include "ns.h"
 #include "resolve.h"
 #include "util.h"
 
@@ -269,14 +270,15 @@ bind_rootfs (struct kist_ctx *ctx, struct kist_mountinfo *t, char **detail,
 static int
 check_own_mount_ns (struct kist_ctx *ctx, struct kist_error **err)
 {
-  struct stat st;
-  if (stat ("/proc/self/ns/mnt", &st) < 0)
-    return kist_error_make (err, errno, "stat /proc/self/ns/mnt");
+  uint64_t ino = 0;
+  int ret = kist_ns_ino (AT_FDCWD, "/proc/self/ns/mnt", &ino);
+  if (ret < 0)
+    return kist_error_make (err, -ret, "read /proc/self/ns/mnt");
   if (ctx->host_ns_ino[KIST_NS_MOUNT] == 0)
     return kist_error_make (err, EINVAL,
                             "the host's mount namespace was not recorded before clone; refusing "
                             "to change any mount");
-  if (st.st_ino == ctx->host_ns_ino[KIST_NS_MOUNT] && st.st_dev == ctx->host_ns_dev[KIST_NS_MOUNT])
+  if (ino == ctx->host_ns_ino[KIST_NS_MOUNT])
     return kist_error_make (err, EPERM,
                             "the container init is still in the host's mount namespace; kist "
                             "sets up the root only in a new one: add {\"type\": \"mount\"} to "

@@ -33,35 +33,40 @@ ns_disagrees (struct kist_ctx *ctx, enum kist_ns_type t, const char *expect, cha
   const struct kist_namespace *ns = &ctx->spec->linux_->ns[t];
   char link[64];
   snprintf (link, sizeof link, "/proc/%d/ns/%s", (int) ctx->pid, kist_ns_proc_name (t));
-  struct stat got, want;
+  uint64_t got = 0;
   bool unreadable = false; /* rootless: unreadable_note */
-  if (stat (link, &got) < 0)
+  int ret = kist_ns_ino (AT_FDCWD, link, &got);
+  if (ret < 0)
     {
-      if (errno != EACCES && errno != EPERM)
-        return xasprintf ("cannot stat %s from outside: %s", link, strerror (errno));
+      if (ret != -EACCES && ret != -EPERM)
+        return xasprintf ("cannot read %s from outside: %s", link, strerror (-ret));
       unreadable = true;
     }
   _cleanup_free_ char *ino_w = vf_expect_word (expect, "ino");
   uint64_t inside = 0;
   if (ino_w == NULL || kist_parse_u64 (ino_w, &inside) < 0)
     return xstrdup ("the entry names no inode to verify");
-  if (!unreadable && (uint64_t) got.st_ino != inside)
-    return xasprintf ("from outside, %s is inode %lu, not the inode %" PRIu64
+  if (!unreadable && got != inside)
+    return xasprintf ("from outside, %s is inode %" PRIu64 ", not the inode %" PRIu64
                       " the container read inside",
-                      link, (unsigned long) got.st_ino, inside);
+                      link, got, inside);
   if (!unreadable && ns->path)
     {
+      /* A joined path is a file of its own: both stat, the same inode of
+       * the same file system. */
+      struct stat st, want;
+      if (stat (link, &st) < 0)
+        return xasprintf ("cannot stat %s from outside: %s", link, strerror (errno));
       if (stat (ns->path, &want) < 0)
         return xasprintf ("cannot stat the joined `%s` from outside: %s", ns->path,
                           strerror (errno));
-      if (got.st_ino != want.st_ino || got.st_dev != want.st_dev)
+      if (st.st_ino != want.st_ino || st.st_dev != want.st_dev)
         return xasprintf ("from outside, %s is inode %lu, not the joined `%s` (inode %lu)", link,
-                          (unsigned long) got.st_ino, ns->path, (unsigned long) want.st_ino);
+                          (unsigned long) st.st_ino, ns->path, (unsigned long) want.st_ino);
     }
-  if (!unreadable && !ns->path && got.st_ino == ctx->host_ns_ino[t]
-      && got.st_dev == ctx->host_ns_dev[t])
-    return xasprintf ("from outside, %s is kist's own namespace (inode %lu), not a new one", link,
-                      (unsigned long) got.st_ino);
+  if (!unreadable && !ns->path && got == ctx->host_ns_ino[t])
+    return xasprintf ("from outside, %s is kist's own namespace (inode %" PRIu64 "), not a new one",
+                      link, got);
   bool pid1 = t == KIST_NS_PID && !ns->path;
   if (pid1)
     {

@@ -186,6 +186,27 @@ for c in "${SYSCTL_CASES[@]}"; do
     no_runc "$key with no $ns namespace compared with runc"
   fi
 done
+# The network namespace joined by path, where the path is the caller's own
+# namespace: the key would still change the caller's value, so it is refused
+# the same way (kist looks the joined namespace up as /proc/self/ns/net).
+cfg_reset
+with_marker
+sh_args "touch /mark/joined-host-net"
+C_NAMESPACES="pid ipc uts mount cgroup"
+C_LINUX_EXTRA=', "sysctl": {"net.ipv4.ip_forward": "1"}'
+B=$(mkbundle sysctl-joined-host)
+jq '.linux.namespaces += [{"type": "network", "path": "/proc/self/ns/net"}]' "$B/config.json" \
+  > "$B/config.json.new" && mv "$B/config.json.new" "$B/config.json"
+scratch_run sysctl-joined-host /proc/sys/net/ipv4/ip_forward timeout -k 5 "$KIST_IT_TIMEOUT" \
+  "$KIST" --root "$ROOT" run --bundle "$B" "$(new_id sysctl-joined-host)"
+expect_eq "net.ipv4.ip_forward, the caller's network namespace joined by path: run exits 125" \
+  125 "$RC"
+expect_contains "net.ipv4.ip_forward, the caller's network namespace joined by path: the error says so" \
+  "$ERR" "net.ipv4.ip_forward: the net namespace joined by linux.namespaces path is the host's"
+expect_true "net.ipv4.ip_forward, the caller's network namespace joined by path: the container did not run" \
+  test ! -e "$MARKDIR/joined-host-net"
+expect_eq "net.ipv4.ip_forward, the caller's network namespace joined by path: the caller's value is unchanged" \
+  "$BEFORE" "$AFTER"
 nothing_left "sysctls of namespaces not owned"
 
 # ---- 6. an unknown capability name ------------------------------------------------------
