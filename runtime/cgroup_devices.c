@@ -29,7 +29,22 @@
  * anything from one block to the next, every path to a block's first
  * instruction has the same state, and the verifier checks each block once.
  * runc's default rules are three blocks: 38 instructions (59 as one block
- * per rule on registers split once; BPF_PROG_LOAD about half the time). */
+ * per rule on registers split once; BPF_PROG_LOAD about half the time).
+ *
+ * A live program is shared.  The load is most of the layer's cost (the
+ * verifier: ~100 us for those 38 instructions in a loop of loads here, about
+ * twice that in a sandbox), for a program that is the same for every
+ * container with the same rules, and a program lives while a cgroup has it
+ * attached.  So kist notes the id of the program it loaded last in
+ * STATE_ROOT/~device-program, and the next container takes that program by
+ * its id (BPF_PROG_GET_FD_BY_ID: CAP_SYS_ADMIN) while another container
+ * still holds it, if it is a device program and its translated
+ * instructions, read back, are exactly the ones built for this container.
+ * The note is only a hint: a program that is gone, of another config, or
+ * whose instructions the kernel withholds (kernel.kptr_restrict) means a
+ * load, as without the note.  The note is one fixed-width line rewritten in
+ * place (no new inode per load); a torn read gives a wrong id, refused by
+ * the read back. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +52,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -418,9 +435,66 @@ describe_rules (size_t n_rules)
                     n_rules == 1 ? "" : "s", KIST_ARRAY_SIZE (default_rules), list);
 }
 
+/* The id in STATE_ROOT/~device-program, 0 if none can be read. */
+static uint32_t
+hint_read (int state_rootfd)
+{
+  _cleanup_close_ int fd
+      = openat (state_rootfd, KIST_DEVICE_PROGRAM_HINT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  char buf[16];
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+    return 0;
+  ssize_t n = pread (fd, buf, sizeof buf - 1, 0);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  uint64_t id = 0;
+  return kist_parse_u64 (kist_rstrip (buf), &id) == 0 && id <= UINT32_MAX ? (uint32_t) id : 0;
+}
+
+static void
+hint_write (int state_rootfd, uint32_t id)
+{
+  char line[16];
+  int len = snprintf (line, sizeof line, "%010" PRIu32 "\n", id);
+  _cleanup_close_ int fd = openat (state_rootfd, KIST_DEVICE_PROGRAM_HINT,
+                                   O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+    return;
+  if (pwrite (fd, line, (size_t) len, 0) == len && st.st_size > len)
+    (void) ftruncate (fd, len);
+}
+
+/* The live program the note names, if it is this very program: an fd on it,
+ * else -1 (and the caller loads its own). */
+static int
+shared_program (int state_rootfd, const struct bpf_insn *insns, size_t n)
+{
+  uint32_t id = state_rootfd >= 0 ? hint_read (state_rootfd) : 0;
+  if (id == 0)
+    return -1;
+  union bpf_attr g;
+  memset (&g, 0, sizeof g);
+  g.prog_id = id;
+  _cleanup_close_ int fd = sys_bpf (BPF_PROG_GET_FD_BY_ID, &g);
+  if (fd < 0)
+    return -1; /* gone (its last container ended), or not root */
+  struct bpf_prog_info info;
+  memset (&info, 0, sizeof info);
+  _cleanup_error_ struct kist_error *e = NULL;
+  if (prog_info (fd, &info, "type", &e) < 0 || info.type != BPF_PROG_TYPE_CGROUP_DEVICE)
+    return -1;
+  bool dumped = false;
+  if (readback_program (fd, insns, n, &dumped, &e) < 0 || !dumped)
+    return -1; /* another program, or nothing to compare */
+  return steal_fd (&fd);
+}
+
 int
-kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, char **detail,
-                        struct kist_error **err)
+kist_cgroup_dev_attach (int state_rootfd, int scope_fd, const struct bpf_insn *insns, size_t n,
+                        char **detail, struct kist_error **err)
 {
   uint32_t old[64], now[64], n_old = 0, n_now = 0;
   char log[4096] = "";
@@ -429,6 +503,8 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
   if (query_ids (scope_fd, old, KIST_ARRAY_SIZE (old), &n_old, err) < 0)
     return -1;
 
+  _cleanup_close_ int prog_fd = shared_program (state_rootfd, insns, n);
+  bool shared = prog_fd >= 0;
   memset (&a, 0, sizeof a);
   a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
   a.insns = (uint64_t) (uintptr_t) insns;
@@ -437,7 +513,8 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
   /* Without a verifier log: printing it costs about 2 ms per load (the
    * log of a valid program fills the buffer too).  Only a program the
    * verifier refuses is loaded again, with the log, to say why. */
-  _cleanup_close_ int prog_fd = sys_bpf (BPF_PROG_LOAD, &a);
+  if (!shared)
+    prog_fd = sys_bpf (BPF_PROG_LOAD, &a);
   if (prog_fd < 0)
     {
       int e = errno;
@@ -461,8 +538,8 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
 
   /* The kernel's copy before it goes live: a program that is not the one
    * built is never attached. */
-  bool dumped = false;
-  if (readback_program (prog_fd, insns, n, &dumped, err) < 0)
+  bool dumped = shared; /* a shared one was read back by shared_program */
+  if (!shared && readback_program (prog_fd, insns, n, &dumped, err) < 0)
     return kist_error_wrap (err, "device program %" PRIu32 " loaded but not attached", info.id);
 
   memset (&a, 0, sizeof a);
@@ -498,12 +575,19 @@ kist_cgroup_dev_attach (int scope_fd, const struct bpf_insn *insns, size_t n, ch
                             "cgroup after BPF_PROG_ATTACH (%" PRIu32 " attached)",
                             info.id, n_now);
 
+  /* The next container may share it (its own read back decides). */
+  if (!shared && state_rootfd >= 0)
+    hint_write (state_rootfd, info.id);
+
   if (detail)
     {
       bool ours = last_built.insns == insns && last_built.n_insns == n;
       _cleanup_free_ char *rules = ours ? describe_rules (last_built.n_rules) : NULL;
-      *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns%s%s) attached%s; %s", info.id, n,
+      *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns%s%s) attached%s%s; %s", info.id, n,
                            rules ? ": " : "", rules ? rules : "",
+                           shared ? ", shared: loaded for another container, found alive by the "
+                                    "id in " KIST_DEVICE_PROGRAM_HINT
+                                  : "",
                            n_old ? ", replaced the previous one" : "",
                            dumped ? "read back: the kernel's copy is this program"
                                   : "the kernel does not show its instructions "

@@ -108,7 +108,7 @@ podman_cleanup ()
     [ -e "$RTROOT/$id" ] && timeout 20 "$RT" --root "$RTROOT" delete --force "$id" > /dev/null 2>&1
   done
   if [ -z "$RTROOT_WAS" ] && [ -d "$RTROOT" ] \
-    && [ -z "$(ls -A "$RTROOT" 2> /dev/null | grep -vx '~seccomp-cache')" ]; then
+    && [ -z "$(ls -A "$RTROOT" 2> /dev/null | grep -vx -e '~seccomp-cache' -e '~device-program')" ]; then
     rm -rf --one-file-system "$RTROOT"
   fi
 }

@@ -581,12 +581,13 @@ LO_PREFIX=$PREFIX
 . "$IT_DIR/leftovers.sh"
 
 # The compiled seccomp filter cache (ROOT/~seccomp-cache) is meant to stay, and
-# so are the shared sandbox roots ROOT/~sandbox-root/KEY (until kist gc): but
+# so are the note of the last device program (ROOT/~device-program, one line)
+# and the shared sandbox roots ROOT/~sandbox-root/KEY (until kist gc): but
 # not a temporary one (a create that left it) nor anything below their
 # entries (they hold only empty directories and symlinks).
 leftover_state ()
 {
-  ls -A "$ROOT" 2> /dev/null | grep -vx -e '~seccomp-cache' -e '~sandbox-root'
+  ls -A "$ROOT" 2> /dev/null | grep -vx -e '~seccomp-cache' -e '~sandbox-root' -e '~device-program'
   ls -A "$ROOT/~sandbox-root" 2> /dev/null | grep -vx '[0-9a-f]\{16\}' | sed 's|^|~sandbox-root/|'
   [ -d "$ROOT/~sandbox-root" ] && find "$ROOT/~sandbox-root" -mindepth 3
   [ -d "$ROOT/~sandbox-root" ] && find "$ROOT/~sandbox-root" -mindepth 2 -maxdepth 2 ! -type d ! -type l

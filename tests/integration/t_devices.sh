@@ -323,6 +323,79 @@ else
       "0 configured rules, then runc's 10 default rules"
   done
   nothing_left "no device rules"
+
+  # ---- a live program is shared: one load for containers with the same rules ------
+  # kist notes the id of the program it loaded last in ROOT/~device-program; a
+  # container with the same rules attaches that very program while another
+  # container holds it, once its read back shows the same instructions.  The
+  # note is a hint only: another config's program, garbage or a symlink there
+  # mean a load of the container's own program, and no failure.
+  prog_id () { sed -n 's/^bpf program \([0-9]*\) .*/\1/p' <<< "$1"; }
+  HINT=$ROOT/~device-program
+  B=$(defbundle share "")
+  hold=$(new_id share-hold)
+  kc share-hold create --bundle "$B" "$hold"
+  expect_eq "sharing: the holder is created" 0 "$RC"
+  "$KIST" --root "$ROOT" report "$hold" > "$T/share-hold.json" 2> /dev/null
+  HOLD_DETAIL=$(layer_field "$T/share-hold.json" cgroup.devices detail)
+  HOLD_ID=$(prog_id "$HOLD_DETAIL")
+  expect_match "sharing: the holder's program has an id" "$HOLD_ID" '^[0-9]+$'
+  expect_eq "sharing: the note names the holder's program" "$(printf '%010d' "$HOLD_ID")" \
+    "$(cat "$HINT" 2> /dev/null)"
+  kc share-same run --report "$T/share-same.json" --bundle "$B" "$(new_id share-same)"
+  expect_eq "sharing: a container with the same rules runs" 0 "$RC"
+  d=$(layer_field "$T/share-same.json" cgroup.devices detail)
+  expect_eq "sharing: it has the holder's program" "$HOLD_ID" "$(prog_id "$d")"
+  expect_contains "sharing: its report says the program is shared and was read back" "$d" \
+    "shared: loaded for another container, found alive by the id in ~device-program; read back: the kernel's copy is this program"
+  expect_eq "sharing: the shared program keeps the host disk closed (EPERM)" "open EPERM" \
+    "$(result disk-read)"
+  expect_eq "sharing: the shared program lets /dev/null be written" "write ok" "$(result null-write)"
+  # Another config's program under the note: not this container's.
+  cfg_reset
+  C_CAPS='["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_MKNOD"]'
+  C_ARGS=$(json_arr sh -c "$DEF_PROBES")
+  C_LINUX_EXTRA=', "resources": {"devices": [{"allow": true, "type": "c", "major": 1, "minor": 11, "access": "rw"}]}'
+  B2=$(mkbundle share-other)
+  cp "$DEVPROBE" "$B2/rootfs/bin/devprobe"
+  kc share-other run --report "$T/share-other.json" --bundle "$B2" "$(new_id share-other)"
+  expect_eq "sharing: a container with other rules runs" 0 "$RC"
+  d=$(layer_field "$T/share-other.json" cgroup.devices detail)
+  expect_ne "sharing: other rules get a program of their own" "$HOLD_ID" "$(prog_id "$d")"
+  expect_not_contains "sharing: other rules: not shared" "$d" "shared"
+  expect_eq "sharing: other rules: its own program allows 1:11 (kmsg opens)" "open ok" \
+    "$(result kmsg-open)"
+  # The note now names that program (gone or not); point it at another
+  # config's live program instead: the holder's, for a container with other rules.
+  printf '%010d\n' "$HOLD_ID" > "$HINT"
+  kc share-wrong run --report "$T/share-wrong.json" --bundle "$B2" "$(new_id share-wrong)"
+  d=$(layer_field "$T/share-wrong.json" cgroup.devices detail)
+  expect_eq "sharing: a note naming another config's live program: the run succeeds" 0 "$RC"
+  expect_ne "sharing: a note naming another config's live program is not taken" "$HOLD_ID" \
+    "$(prog_id "$d")"
+  expect_eq "sharing: ...and 1:11 opens under the container's own program" "open ok" \
+    "$(result kmsg-open)"
+  # Garbage, then a symlink, where the note is: a load, and nothing written through the link.
+  printf 'not an id\n' > "$HINT"
+  kc share-garbage run --report "$T/share-garbage.json" --bundle "$B" "$(new_id share-garbage)"
+  d=$(layer_field "$T/share-garbage.json" cgroup.devices detail)
+  expect_eq "sharing: a garbage note: the run succeeds" 0 "$RC"
+  expect_not_contains "sharing: a garbage note: the program is loaded, not shared" "$d" "shared"
+  expect_eq "sharing: a garbage note is replaced by the new program's id" \
+    "$(printf '%010d' "$(prog_id "$d")")" "$(cat "$HINT")"
+  rm -f "$HINT"
+  printf 'keep\n' > "$T/hint-target"
+  ln -s "$T/hint-target" "$HINT"
+  kc share-link run --report "$T/share-link.json" --bundle "$B" "$(new_id share-link)"
+  d=$(layer_field "$T/share-link.json" cgroup.devices detail)
+  expect_eq "sharing: a symlinked note: the run succeeds" 0 "$RC"
+  expect_not_contains "sharing: a symlinked note is not followed (not shared)" "$d" "shared"
+  expect_eq "sharing: nothing is written through the symlinked note" keep "$(cat "$T/hint-target")"
+  expect_eq "sharing: the host disk stays closed under a loaded program" "open EPERM" \
+    "$(result disk-read)"
+  rm -f "$HINT"
+  kc share-del delete --force "$hold"
+  nothing_left "device program sharing"
 fi
 
 # ---- a default device also listed in linux.devices ------------------------------
