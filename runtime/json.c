@@ -442,12 +442,58 @@ kist_json_gen_integer (yajl_gen g, long long v)
   return yajl_gen_number (g, p, (size_t) (buf + sizeof buf - p));
 }
 
+/* A byte yajl_gen_string writes as it is: printable ASCII but the quote and
+ * the backslash ('/' too: kist never sets yajl_gen_escape_solidus). */
+static inline bool
+plain_byte (unsigned char c)
+{
+  return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+/* The same for eight bytes at once: no byte with the high bit, none below
+ * 0x20, none equal to '"', '\\' or 0x7f (the has-zero-byte and has-less
+ * tests, exact for "is there any"). */
+static inline bool
+plain_word (uint64_t x)
+{
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\'), d = x ^ (ones * 0x7f);
+  uint64_t bad = x | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)
+                 | ((d - ones) & ~d);
+  return (bad & high) == 0;
+}
+
+yajl_gen_status
+kist_json_gen_string (yajl_gen g, const char *s, size_t len)
+{
+  char buf[1024];
+  if (len + 2 <= sizeof buf)
+    {
+      const unsigned char *u = (const unsigned char *) s;
+      size_t i = 0;
+      for (uint64_t w; i + 8 <= len && (memcpy (&w, u + i, 8), plain_word (w));)
+        i += 8;
+      while (i < len && plain_byte (u[i]))
+        i++;
+      if (i == len)
+        {
+          buf[0] = '"';
+          memcpy (buf + 1, s, len);
+          buf[len + 1] = '"';
+          yajl_gen_status st = yajl_gen_number (g, buf, len + 2);
+          if (st != yajl_gen_keys_must_be_strings)
+            return st;
+        }
+    }
+  return yajl_gen_string (g, (const unsigned char *) s, len);
+}
+
 void
 kist_json_gen_str_lossy (yajl_gen g, const char *s)
 {
   if (s == NULL)
     s = "";
-  if (yajl_gen_string (g, (const unsigned char *) s, strlen (s)) == yajl_gen_invalid_string)
+  if (kist_json_gen_string (g, s, strlen (s)) == yajl_gen_invalid_string)
     {
       _cleanup_free_ char *c = xstrdup (s);
       for (char *p = c; *p; p++)
@@ -467,7 +513,7 @@ kist_jgen_check (struct kist_jgen *j, yajl_gen_status st)
 void
 kist_jgen_str (struct kist_jgen *j, const char *s)
 {
-  kist_jgen_check (j, yajl_gen_string (j->g, (const unsigned char *) s, strlen (s)));
+  kist_jgen_check (j, kist_json_gen_string (j->g, s, strlen (s)));
 }
 
 void

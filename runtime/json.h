@@ -36,6 +36,12 @@ yajl_val kist_json_obj_get (yajl_val obj, const char *key);
  * then handed to yajl_gen_number (the same text, the same separators and
  * states).  A report has two integers per layer. */
 yajl_gen_status kist_json_gen_integer (yajl_gen g, long long v);
+/* yajl_gen_string, with the same output, status and state: a string of
+ * printable ASCII with nothing to escape (nearly every string kist writes)
+ * goes out as one token through yajl_gen_number (a map key, where that is
+ * refused, and every other string through yajl_gen_string), skipping yajl's
+ * byte-by-byte encoder, its UTF-8 check and two of its three appends. */
+yajl_gen_status kist_json_gen_string (yajl_gen g, const char *s, size_t len);
 
 /* yajl_gen_string that never fails on bad UTF-8: when the generator
  * validates UTF-8 and s is not, bytes >= 0x80 are written as '?'.  NULL is

@@ -404,7 +404,7 @@ gen_str (yajl_gen g, const char *s)
     n++;
   if (u[n] == '\0')
     {
-      yajl_gen_string (g, u, n);
+      kist_json_gen_string (g, s, n);
       return;
     }
   _cleanup_free_ char *clean = utf8_sanitize (s);

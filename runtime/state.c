@@ -35,7 +35,7 @@ gen_field_str (yajl_gen g, const char *key, const char *val, struct kist_error *
   if (val == NULL)
     return 0;
   yajl_gen_string (g, (const unsigned char *) key, strlen (key));
-  if (yajl_gen_string (g, (const unsigned char *) val, strlen (val)) != yajl_gen_status_ok)
+  if (kist_json_gen_string (g, val, strlen (val)) != yajl_gen_status_ok)
     return kist_error_make (err, EILSEQ,
                             "state.json: field `%s` is not valid UTF-8; kist stores paths and "
                             "names as UTF-8 (rename the bundle or id)",

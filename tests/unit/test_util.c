@@ -386,6 +386,23 @@ END_TEST
 /* kist_json_gen_integer writes what yajl_gen_integer writes, value for
  * value, in every state (array element, map value, top level, beautified),
  * and refuses a key as yajl does. */
+/* Close the array and the map both generators are in, check that they wrote
+ * the same text, free them; the text (caller frees). */
+static char *
+close_pair (yajl_gen a, yajl_gen b)
+{
+  yajl_gen_array_close (a);
+  yajl_gen_array_close (b);
+  yajl_gen_map_close (a);
+  yajl_gen_map_close (b);
+  char *sa = kist_json_gen_take (a);
+  _cleanup_free_ char *sb = kist_json_gen_take (b);
+  ck_assert_str_eq (sa, sb);
+  yajl_gen_free (a);
+  yajl_gen_free (b);
+  return sa;
+}
+
 START_TEST (test_json_gen_integer)
 {
   static const long long v[] = { 0,          1,         -1,         9,         10,
@@ -417,16 +434,9 @@ START_TEST (test_json_gen_integer)
           kist_json_gen_integer (a, v[i]);
           yajl_gen_integer (b, v[i]);
         }
-      yajl_gen_array_close (a);
-      yajl_gen_array_close (b);
-      yajl_gen_map_close (a);
-      yajl_gen_map_close (b);
-      _cleanup_free_ char *sa = kist_json_gen_take (a), *sb = kist_json_gen_take (b);
-      ck_assert_str_eq (sa, sb);
+      _cleanup_free_ char *sa = close_pair (a, b);
       ck_assert_ptr_nonnull (strstr (sa, "-9223372036854775808"));
       ck_assert_ptr_nonnull (strstr (sa, "9223372036854775807"));
-      yajl_gen_free (a);
-      yajl_gen_free (b);
     }
   /* A lone number is a whole document. */
   yajl_gen a = kist_json_gen_new (false, false);
@@ -435,6 +445,92 @@ START_TEST (test_json_gen_integer)
   _cleanup_free_ char *sa = kist_json_gen_take (a);
   ck_assert_str_eq (sa, "-42");
   yajl_gen_free (a);
+}
+END_TEST
+
+/* kist_json_gen_string writes what yajl_gen_string writes, with the same
+ * status, for plain strings (its fast path), strings with escapes, UTF-8,
+ * invalid UTF-8 and strings longer than its buffer: as map keys and values,
+ * as array elements and as a whole document, compact and beautified, with
+ * and without UTF-8 validation. */
+START_TEST (test_json_gen_string)
+{
+  char *longs[3];
+  for (int k = 0; k < 3; k++)
+    {
+      size_t n = 1021 + (size_t) k; /* the fast path's buffer holds 1022 + 2 quotes */
+      longs[k] = xmalloc (n + 1);
+      for (size_t i = 0; i < n; i++)
+        longs[k][i] = (char) ('a' + i % 26);
+      longs[k][n] = '\0';
+    }
+  const char *v[] = { "",           "a",          "plain text /with/ slashes", "quote\"",
+                      "back\\slash", "tab\tnl\ncr\r", "\x01\x1f ctl",          "del\x7f",
+                      "~}|{`_^]",   "caf\xc3\xa9",  "bad \xff utf-8",           "\xe2\x82",
+                      longs[0],     longs[1],     longs[2] };
+  for (int pretty = 0; pretty < 2; pretty++)
+    for (int validate = 0; validate < 2; validate++)
+      {
+        yajl_gen a = kist_json_gen_new (pretty, validate), b = kist_json_gen_new (pretty, validate);
+        yajl_gen_map_open (a);
+        yajl_gen_map_open (b);
+        for (size_t i = 0; i < KIST_ARRAY_SIZE (v); i++)
+          {
+            size_t n = strlen (v[i]);
+            /* as a key, then as its value */
+            ck_assert_int_eq (kist_json_gen_string (a, v[i], n),
+                              yajl_gen_string (b, (const unsigned char *) v[i], n));
+            ck_assert_int_eq (kist_json_gen_string (a, v[i], n),
+                              yajl_gen_string (b, (const unsigned char *) v[i], n));
+          }
+        yajl_gen_string (a, (const unsigned char *) "l", 1);
+        yajl_gen_string (b, (const unsigned char *) "l", 1);
+        yajl_gen_array_open (a);
+        yajl_gen_array_open (b);
+        for (size_t i = 0; i < KIST_ARRAY_SIZE (v); i++)
+          ck_assert_int_eq (kist_json_gen_string (a, v[i], strlen (v[i])),
+                            yajl_gen_string (b, (const unsigned char *) v[i], strlen (v[i])));
+        _cleanup_free_ char *sa = close_pair (a, b);
+        ck_assert_ptr_nonnull (strstr (sa, "\"plain text /with/ slashes\""));
+        /* A lone string is a whole document. */
+        a = kist_json_gen_new (pretty, validate);
+        b = kist_json_gen_new (pretty, validate);
+        ck_assert_int_eq (kist_json_gen_string (a, "x y", 3), yajl_gen_status_ok);
+        ck_assert_int_eq (yajl_gen_string (b, (const unsigned char *) "x y", 3), yajl_gen_status_ok);
+        ck_assert_int_eq (kist_json_gen_string (a, "z", 1), yajl_gen_generation_complete);
+        ck_assert_int_eq (yajl_gen_string (b, (const unsigned char *) "z", 1),
+                          yajl_gen_generation_complete);
+        _cleanup_free_ char *da = kist_json_gen_take (a), *db = kist_json_gen_take (b);
+        ck_assert_str_eq (da, db);
+        yajl_gen_free (a);
+        yajl_gen_free (b);
+      }
+  for (int k = 0; k < 3; k++)
+    free (longs[k]);
+
+  /* Every byte value at every place of a 17-byte string (the word-at-a-time
+   * scan and the byte tail): the same text or the same refusal as yajl. */
+  for (int validate = 0; validate < 2; validate++)
+    for (int c = 1; c < 256; c++)
+      for (size_t at = 0; at < 17; at++)
+        {
+          char str[18];
+          memset (str, 'a', 17);
+          str[17] = '\0';
+          str[at] = (char) c;
+          yajl_gen a = kist_json_gen_new (false, validate), b = kist_json_gen_new (false, validate);
+          yajl_gen_array_open (a);
+          yajl_gen_array_open (b);
+          ck_assert_int_eq (kist_json_gen_string (a, str, 17),
+                            yajl_gen_string (b, (const unsigned char *) str, 17));
+          yajl_gen_array_close (a);
+          yajl_gen_array_close (b);
+          _cleanup_free_ char *sa = kist_json_gen_take (a), *sb = kist_json_gen_take (b);
+          ck_assert_msg (strcmp (sa, sb) == 0, "byte 0x%02x at %zu: `%s` against yajl's `%s`", c,
+                         at, sa, sb);
+          yajl_gen_free (a);
+          yajl_gen_free (b);
+        }
 }
 END_TEST
 
@@ -828,6 +924,7 @@ util_suite (void)
   tcase_add_test (tc, test_json_depth);
   tcase_add_test (tc, test_json_gen_take);
   tcase_add_test (tc, test_json_gen_integer);
+  tcase_add_test (tc, test_json_gen_string);
   tcase_add_test (tc, test_json_tree_as_yajl);
   tcase_add_test (tc, test_time_rfc3339);
   tcase_add_test (tc, test_realpath);
