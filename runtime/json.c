@@ -427,11 +427,11 @@ kist_json_obj_get (yajl_val obj, const char *key)
   return NULL;
 }
 
-yajl_gen_status
-kist_json_gen_integer (yajl_gen g, long long v)
+/* The decimal digits of v, at the end of buf; returns where they start. */
+static char *
+digits (char buf[24], long long v) /* 24: "-9223372036854775808" and a spare */
 {
-  char buf[24]; /* "-9223372036854775808" */
-  char *p = buf + sizeof buf;
+  char *p = buf + 24;
   /* The magnitude as unsigned: -LLONG_MIN does not fit a long long. */
   unsigned long long u = v < 0 ? 0ULL - (unsigned long long) v : (unsigned long long) v;
   do
@@ -439,6 +439,14 @@ kist_json_gen_integer (yajl_gen g, long long v)
   while ((u /= 10) != 0);
   if (v < 0)
     *--p = '-';
+  return p;
+}
+
+yajl_gen_status
+kist_json_gen_integer (yajl_gen g, long long v)
+{
+  char buf[24];
+  char *p = digits (buf, v);
   return yajl_gen_number (g, p, (size_t) (buf + sizeof buf - p));
 }
 
@@ -463,19 +471,25 @@ plain_word (uint64_t x)
   return (bad & high) == 0;
 }
 
+size_t
+kist_json_plain_prefix (const char *s, size_t len)
+{
+  const unsigned char *u = (const unsigned char *) s;
+  size_t i = 0;
+  for (uint64_t w; i + 8 <= len && (memcpy (&w, u + i, 8), plain_word (w));)
+    i += 8;
+  while (i < len && plain_byte (u[i]))
+    i++;
+  return i;
+}
+
 yajl_gen_status
 kist_json_gen_string (yajl_gen g, const char *s, size_t len)
 {
   char buf[1024];
   if (len + 2 <= sizeof buf)
     {
-      const unsigned char *u = (const unsigned char *) s;
-      size_t i = 0;
-      for (uint64_t w; i + 8 <= len && (memcpy (&w, u + i, 8), plain_word (w));)
-        i += 8;
-      while (i < len && plain_byte (u[i]))
-        i++;
-      if (i == len)
+      if (kist_json_plain_prefix (s, len) == len)
         {
           buf[0] = '"';
           memcpy (buf + 1, s, len);
@@ -486,6 +500,150 @@ kist_json_gen_string (yajl_gen g, const char *s, size_t len)
         }
     }
   return yajl_gen_string (g, (const unsigned char *) s, len);
+}
+
+/* ---- objects written by hand (kist_json_raw) ---------------------------- */
+
+/* Room for n more bytes (and a spare one). */
+static void
+raw_grow (struct kist_json_raw *b, size_t n)
+{
+  kist_grow (&b->p, &b->cap, b->n + n + 1, 1024);
+}
+
+static void
+raw_add (struct kist_json_raw *b, const char *s, size_t n)
+{
+  raw_grow (b, n);
+  memcpy (b->p + b->n, s, n);
+  b->n += n;
+}
+
+/* depth levels of yajl's two-space indent. */
+static void
+raw_indent (struct kist_json_raw *b, unsigned depth)
+{
+  static const char spaces[] = "                                ";
+  size_t n = 2 * (size_t) depth;
+  raw_grow (b, n);
+  for (size_t k; n > 0; n -= k)
+    {
+      k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+      memcpy (b->p + b->n, spaces, k);
+      b->n += k;
+    }
+}
+
+void
+kist_json_raw_open (struct kist_json_raw *b, bool pretty, unsigned depth)
+{
+  b->n = 0; /* the text of the last object goes, its buffer stays */
+  b->pretty = pretty;
+  b->depth = depth;
+  b->first = true;
+  raw_add (b, pretty ? "{\n" : "{", pretty ? 2 : 1);
+}
+
+void
+kist_json_raw_key (struct kist_json_raw *b, const char *key)
+{
+  if (!b->first)
+    raw_add (b, b->pretty ? ",\n" : ",", b->pretty ? 2 : 1);
+  b->first = false;
+  if (b->pretty)
+    raw_indent (b, b->depth + 1);
+  size_t kl = strlen (key);
+  raw_grow (b, kl + 4);
+  char *p = b->p + b->n;
+  *p++ = '"';
+  memcpy (p, key, kl);
+  p += kl;
+  *p++ = '"';
+  *p++ = ':';
+  if (b->pretty)
+    *p++ = ' ';
+  b->n = (size_t) (p - b->p);
+}
+
+/* yajl_string_encode's escapes (without escape_solidus): the seven short
+ * ones, \u00XX for the other control bytes, everything else as it is. */
+void
+kist_json_raw_str (struct kist_json_raw *b, const char *s, size_t len)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  const unsigned char *u = (const unsigned char *) s;
+  size_t plain = kist_json_plain_prefix (s, len);
+  raw_grow (b, plain + 2);
+  b->p[b->n++] = '"';
+  memcpy (b->p + b->n, s, plain);
+  b->n += plain;
+  if (plain == len)
+    {
+      b->p[b->n++] = '"';
+      return;
+    }
+  size_t beg = plain;
+  for (size_t i = plain; i < len; i++)
+    {
+      unsigned char c = u[i];
+      if (c >= 0x20 && c != '"' && c != '\\')
+        continue;
+      raw_add (b, s + beg, i - beg);
+      beg = i + 1;
+      char e[7] = { '\\', 0 };
+      size_t el = 2;
+      switch (c)
+        {
+        case '"': e[1] = '"'; break;
+        case '\\': e[1] = '\\'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\f': e[1] = 'f'; break;
+        case '\b': e[1] = 'b'; break;
+        case '\t': e[1] = 't'; break;
+        default:
+          memcpy (e + 1, "u00", 3);
+          e[4] = hex[c >> 4];
+          e[5] = hex[c & 0xf];
+          el = 6;
+        }
+      raw_add (b, e, el);
+    }
+  raw_add (b, s + beg, len - beg);
+  raw_add (b, "\"", 1);
+}
+
+void
+kist_json_raw_bool (struct kist_json_raw *b, bool v)
+{
+  raw_add (b, v ? "true" : "false", v ? 4 : 5);
+}
+
+void
+kist_json_raw_int (struct kist_json_raw *b, long long v)
+{
+  char buf[24];
+  char *p = digits (buf, v);
+  raw_add (b, p, (size_t) (buf + sizeof buf - p));
+}
+
+yajl_gen_status
+kist_json_raw_end (struct kist_json_raw *b, yajl_gen g)
+{
+  if (b->pretty)
+    {
+      raw_add (b, "\n", 1);
+      raw_indent (b, b->depth);
+    }
+  raw_add (b, "}", 1);
+  return yajl_gen_number (g, b->p, b->n);
+}
+
+void
+kist_json_raw_free (struct kist_json_raw *b)
+{
+  free (b->p);
+  memset (b, 0, sizeof *b);
 }
 
 void

@@ -43,6 +43,36 @@ yajl_gen_status kist_json_gen_integer (yajl_gen g, long long v);
  * byte-by-byte encoder, its UTF-8 check and two of its three appends. */
 yajl_gen_status kist_json_gen_string (yajl_gen g, const char *s, size_t len);
 
+/* An object written by hand in the exact form yajl's generator gives it
+ * (same separators, indent and string escapes), then handed to the
+ * generator as one token (kist_json_raw_end: yajl_gen_number, which writes
+ * its text as is where a value may go): a report row is about 15 yajl calls
+ * of ~60 ns each.  Strings must be valid UTF-8 already (no check is made,
+ * as with a generator that does not validate); keys are written as given.
+ * depth is the generator's depth where the object goes (the number of
+ * containers open around it). */
+struct kist_json_raw
+{
+  char *p;
+  size_t n, cap;
+  bool pretty;
+  unsigned depth;
+  bool first;
+};
+/* b starts zeroed; one buffer serves object after object until
+ * kist_json_raw_free. */
+void kist_json_raw_open (struct kist_json_raw *b, bool pretty, unsigned depth);
+void kist_json_raw_key (struct kist_json_raw *b, const char *key);
+void kist_json_raw_str (struct kist_json_raw *b, const char *s, size_t len);
+void kist_json_raw_bool (struct kist_json_raw *b, bool v);
+void kist_json_raw_int (struct kist_json_raw *b, long long v);
+/* Close the object and write it to g. */
+yajl_gen_status kist_json_raw_end (struct kist_json_raw *b, yajl_gen g);
+void kist_json_raw_free (struct kist_json_raw *b);
+/* How many bytes at the start of s yajl_gen_string writes as they are
+ * (printable ASCII but '"' and '\\'), eight at a time. */
+size_t kist_json_plain_prefix (const char *s, size_t len);
+
 /* yajl_gen_string that never fails on bad UTF-8: when the generator
  * validates UTF-8 and s is not, bytes >= 0x80 are written as '?'.  NULL is
  * written as "". */

@@ -534,6 +534,66 @@ report_summary (const struct kist_report *r, const enum kist_group *layer_groups
   return buf;
 }
 
+/* gen_str's string in a hand-written object. */
+static void
+raw_str (struct kist_json_raw *b, const char *s)
+{
+  if (s == NULL)
+    s = "";
+  size_t n = strlen (s);
+  const unsigned char *u = (const unsigned char *) s;
+  size_t i = kist_json_plain_prefix (s, n);
+  while (i < n && u[i] < 0x80)
+    i++;
+  if (i == n) /* ASCII: nothing to sanitize */
+    {
+      kist_json_raw_str (b, s, n);
+      return;
+    }
+  _cleanup_free_ char *clean = utf8_sanitize (s);
+  kist_json_raw_str (b, clean, strlen (clean));
+}
+
+/* One row, as gen_layer writes it, by hand: the same text (test_report
+ * compares), a sixth of the time. */
+static void
+gen_layer_raw (yajl_gen g, struct kist_json_raw *b, const struct kist_layer *l, bool pretty,
+               unsigned depth)
+{
+  kist_json_raw_open (b, pretty, depth);
+  kist_json_raw_key (b, "layer");
+  raw_str (b, l->name);
+  kist_json_raw_key (b, "requested");
+  if (l->requested == NULL || l->requested[0] == '\0')
+    kist_json_raw_bool (b, l->requested != NULL);
+  else
+    raw_str (b, l->requested);
+  kist_json_raw_key (b, "applied");
+  kist_json_raw_bool (b, l->applied);
+  if (l->detail)
+    {
+      kist_json_raw_key (b, "detail");
+      raw_str (b, l->detail);
+    }
+  if (l->step > 0)
+    {
+      kist_json_raw_key (b, "step");
+      kist_json_raw_int (b, l->step);
+      kist_json_raw_key (b, "usec");
+      kist_json_raw_int (b, l->usec);
+    }
+  if (layer_missing (l))
+    {
+      kist_json_raw_key (b, "errno");
+      raw_str (b, kist_errno_name (l->errnum));
+      kist_json_raw_key (b, "reason");
+      raw_str (b, reason_text (l->reason, l->errnum));
+    }
+  kist_json_raw_end (b, g);
+}
+
+/* The row through yajl's calls: what gen_layer_raw must write
+ * (kist_report_to_json_yajl, for the unit test). */
 static void
 gen_layer (yajl_gen g, const struct kist_layer *l)
 {
@@ -612,8 +672,8 @@ kist_report_time_startup (struct kist_report *r)
     r->startup_usec = kist_monotonic_usec () - kist_started_usec;
 }
 
-char *
-kist_report_to_json (const struct kist_report *r, bool pretty)
+static char *
+report_to_json (const struct kist_report *r, bool pretty, bool rows_by_hand)
 {
   if (r == NULL)
     return NULL;
@@ -658,8 +718,13 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
 
   gen_str (g, "layers");
   yajl_gen_array_open (g);
+  struct kist_json_raw rb = { 0 };
   for (size_t i = 0; i < r->n_layers; i++)
-    gen_layer (g, &r->layers[i]);
+    if (rows_by_hand)
+      gen_layer_raw (g, &rb, &r->layers[i], pretty, 2); /* in the layers array, in the report */
+    else
+      gen_layer (g, &r->layers[i]);
+  kist_json_raw_free (&rb);
   yajl_gen_array_close (g);
 
   /* Each layer's group, looked up once for the groups and the summary. */
@@ -675,6 +740,18 @@ kist_report_to_json (const struct kist_report *r, bool pretty)
   yajl_gen_map_close (g);
 
   return kist_json_gen_take (g);
+}
+
+char *
+kist_report_to_json (const struct kist_report *r, bool pretty)
+{
+  return report_to_json (r, pretty, true);
+}
+
+char *
+kist_report_to_json_yajl (const struct kist_report *r, bool pretty)
+{
+  return report_to_json (r, pretty, false);
 }
 
 /* ---- writing ------------------------------------------------------------ */

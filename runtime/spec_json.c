@@ -20,13 +20,7 @@
 static void
 jp_reserve (struct jpath *p, size_t extra)
 {
-  if (p->len + extra + 1 <= p->cap)
-    return;
-  size_t cap = p->cap ? p->cap : 64;
-  while (cap < p->len + extra + 1)
-    cap *= 2;
-  p->buf = xrealloc (p->buf, cap);
-  p->cap = cap;
+  kist_grow (&p->buf, &p->cap, p->len + extra + 1, 64);
 }
 
 static bool

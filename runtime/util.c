@@ -118,6 +118,18 @@ xrealloc (void *p, size_t n)
   return p;
 }
 
+void
+kist_grow (char **buf, size_t *cap, size_t need, size_t min_cap)
+{
+  if (need <= *cap)
+    return;
+  size_t c = *cap ? *cap : min_cap;
+  while (c < need)
+    c *= 2;
+  *buf = xrealloc (*buf, c);
+  *cap = c;
+}
+
 char *
 xstrdup (const char *s)
 {

@@ -51,6 +51,9 @@ steal_fd (int *fd)
 void *xmalloc (size_t n);
 void *xcalloc (size_t n, size_t m);
 void *xrealloc (void *p, size_t n);
+/* *buf with room for at least need bytes: its capacity doubled from min_cap
+ * (or from *cap) until it is enough. */
+void kist_grow (char **buf, size_t *cap, size_t need, size_t min_cap);
 char *xstrdup (const char *s);       /* NULL -> NULL */
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 char *xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));

@@ -319,6 +319,55 @@ START_TEST (test_json_invalid_utf8)
 }
 END_TEST
 
+/* The rows written by hand (kist_report_to_json) are the text yajl's own
+ * calls write (kist_report_to_json_yajl), byte for byte, pretty and
+ * compact: every kind of row (applied, skipped, failed; requested absent,
+ * empty or a string; detail or none; timed or not) and every string a row
+ * can hold (escapes, each control byte, '/', UTF-8, invalid UTF-8). */
+START_TEST (test_json_rows_by_hand)
+{
+  for (int rows = 0; rows < 2; rows++)
+    for (int pretty = 0; pretty < 2; pretty++)
+      {
+        struct kist_report *r = kist_report_new ("c1", "run", "all");
+        _cleanup_error_ struct kist_error *err = NULL;
+        if (rows)
+          {
+            char ctl[64];
+            for (int c = 1; c < 32; c++)
+              ctl[c - 1] = (char) c;
+            ctl[31] = '\0';
+            kist_report_applied (r, "namespace.net", NULL, "new; links: lo UP");
+            kist_report_applied (r, "namespace.uts", "", "quote \" backslash \\ slash / tab\t");
+            kist_report_skip (r, "namespace.user", "shared with the host");
+            kist_report_skip (r, "namespace.ipc", NULL);
+            kist_report_applied (r, "seccomp", "default", NULL);
+            kist_report_applied (r, "mounts", "/a\xff\xfe/b", "bind /a\xff\xfe/b \xc3\xa9 \xe2\x82\xac");
+            kist_report_applied (r, "hostname", "h", "%s", ctl);
+            kist_report_failed (r, "cgroup.memory.max", "268435456", ENOENT, &err,
+                                "memory controller not enabled \"here\"\n");
+            kist_report_failed (r, "cgroup.pids.max", "", EPERM, &err, NULL);
+            kist_report_failed (r, "rlimit.RLIMIT_NOFILE", NULL, 0, &err, "\x7f del");
+            for (size_t i = 0; i < r->n_layers; i++)
+              if (i % 3 != 2)
+                {
+                  r->layers[i].step = (unsigned) (i + 1);
+                  r->layers[i].usec = i == 4 ? INT64_MAX / 4 : (int64_t) (i * 97);
+                }
+            r->pid = 77;
+          }
+        _cleanup_free_ char *a = kist_report_to_json (r, pretty);
+        _cleanup_free_ char *b = kist_report_to_json_yajl (r, pretty);
+        ck_assert_str_eq (a, b);
+        if (rows)
+          ck_assert_ptr_nonnull (strstr (a, "\\u0001"));
+        yajl_val root = parse (a); /* and it is JSON */
+        yajl_tree_free (root);
+        kist_report_free (r);
+      }
+}
+END_TEST
+
 START_TEST (test_summaries)
 {
   _cleanup_error_ struct kist_error *err = NULL;
@@ -785,6 +834,7 @@ report_suite (void)
   Suite *s = suite_create ("report");
   TCase *tc = tcase_create ("core");
   tcase_add_test (tc, test_groups);
+  tcase_add_test (tc, test_json_rows_by_hand);
   tcase_add_test (tc, test_policy);
   tcase_add_test (tc, test_failed_closed);
   tcase_add_test (tc, test_failed_degrade);
