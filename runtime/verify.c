@@ -204,6 +204,8 @@ vf_each (struct kist_ctx *ctx, struct kist_report *r, const char *const *names,
   for (size_t i = 0; ret == 0 && i < r->n_layers; i++)
     {
       const struct kist_layer *l = &r->layers[i];
+      if (l->expect == NULL)
+        continue; /* not pending (most rows, for each of ~25 verifiers) */
       bool mine = false;
       for (const char *const *n = names; *n && !mine; n++)
         mine = vf_is_pending (l, *n);
