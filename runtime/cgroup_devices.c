@@ -463,7 +463,13 @@ hint_write (int state_rootfd, uint32_t id)
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
     return;
-  if (pwrite (fd, line, (size_t) len, 0) == len && st.st_size > len)
+  if (pwrite (fd, line, (size_t) len, 0) != len)
+    {
+      if (st.st_size == 0) /* made by this open (a full disk): no empty note left */
+        unlinkat (state_rootfd, KIST_DEVICE_PROGRAM_HINT, 0);
+      return;
+    }
+  if (st.st_size > len)
     (void) ftruncate (fd, len);
 }
 

@@ -55,7 +55,12 @@ for free in 0 1 2 3 4 6 8; do
     expect_contains "with $free pages free: ... and the state root" "$ERR" "$SROOT"
   fi
   expect_eq "with $free pages free: nothing half-written in the state root" "" \
-    "$(ls -A "$SROOT" | grep -vx '~seccomp-cache')"
+    "$(ls -A "$SROOT" | grep -vx -e '~seccomp-cache' -e '~device-program')"
+  # The note of the device program, if it was written, is whole: one id.
+  if [ -e "$SROOT/~device-program" ]; then
+    expect_match "with $free pages free: the device program's note is one whole id" \
+      "$(cat "$SROOT/~device-program")" '^[0-9]{10}$'
+  fi
   expect_eq "with $free pages free: no temporary file in the seccomp cache" "" \
     "$(find "$SROOT" -name '.*.tmp.*' 2> /dev/null)"
   expect_eq "with $free pages free: no process, cgroup or mount left" "" \
