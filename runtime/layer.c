@@ -423,17 +423,28 @@ kist_layer_vocabulary (void (*fn) (const char *name, enum kist_group group, void
 void
 kist_layer_verifiers (void (*fn) (kist_layer_fn verify, const char *name, void *arg), void *arg)
 {
-  for (size_t i = 0; i < kist_n_layers; i++)
-    for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
-      {
-        if (e->verify == NULL)
-          continue;
-        /* One verifier may serve several entries (namespace.*, rootfs.*). */
-        bool named_before = false;
-        for (size_t j = 0; j <= i && !named_before; j++)
-          for (const struct kist_entry_def *f = kist_layers[j].entries; f && f->name && f != e; f++)
-            named_before |= f->verify == e->verify;
-        if (!named_before)
-          fn (e->verify, e->name, arg);
-      }
+  /* Each verifier once, at its first entry, in table order: found once per
+   * process (a sandbox verifies three or four times). */
+  static const struct kist_entry_def **first;
+  static size_t n_first;
+  if (first == NULL)
+    {
+      size_t n = 0;
+      for (size_t i = 0; i < kist_n_layers; i++)
+        for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+          n++;
+      first = xcalloc (n + 1, sizeof *first);
+      for (size_t i = 0; i < kist_n_layers; i++)
+        for (const struct kist_entry_def *e = kist_layers[i].entries; e && e->name; e++)
+          {
+            /* One verifier may serve several entries (namespace.*, rootfs.*). */
+            bool named_before = false;
+            for (size_t k = 0; k < n_first && !named_before; k++)
+              named_before = first[k]->verify == e->verify;
+            if (e->verify && !named_before)
+              first[n_first++] = e;
+          }
+    }
+  for (size_t k = 0; k < n_first; k++)
+    fn (first[k]->verify, first[k]->name, arg);
 }
