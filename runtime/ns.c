@@ -144,11 +144,6 @@ verify_one (struct kist_ctx *ctx, enum kist_ns_type t, int self_dir, struct kist
       kist_report_skip (r, layer, "not requested: shared with the host");
       return 0;
     }
-  uint64_t ino = 0;
-  int ret = self_dir >= 0 ? kist_ns_ino (self_dir, proc_ns_names[t], &ino) : -EBADF;
-  if (ret < 0)
-    return kist_report_failed (r, layer, ns->path, -ret, err, "read back %s: %s", self,
-                               strerror (-ret));
   if (ns->path)
     {
       /* A joined path is a file of its own (a bind mount of the namespace):
@@ -169,6 +164,11 @@ verify_one (struct kist_ctx *ctx, enum kist_ns_type t, int self_dir, struct kist
       kist_report_expect (r, layer, "ino=%lu", (unsigned long) st.st_ino);
       return 0;
     }
+  uint64_t ino = 0;
+  int ret = self_dir >= 0 ? kist_ns_ino (self_dir, proc_ns_names[t], &ino) : -EBADF;
+  if (ret < 0)
+    return kist_report_failed (r, layer, NULL, -ret, err, "read back %s: %s", self,
+                               strerror (-ret));
   if (ino == ctx->host_ns_ino[t])
     return kist_report_failed (r, layer, NULL, EINVAL, err,
                                "read back %s is still the host's namespace (inode %" PRIu64 ")",
