@@ -142,9 +142,11 @@ cg_walk_scope (const char *mount, const char *rel, bool create, struct cg_ctl_st
   char *comp = strtok_r (path, "/", &save);
   while (comp)
     {
-      enable_in (cur, where, st);
+      /* No controller needed (no limit asked for): nothing to read or enable. */
+      if (st->n > 0)
+        enable_in (cur, where, st);
       char *next_comp = strtok_r (NULL, "/", &save);
-      if (next_comp == NULL)
+      if (next_comp == NULL && st->n > 0)
         {
           free (st->parent_controllers);
           st->parent_controllers = cg_read_small (cur, "cgroup.controllers");
@@ -447,7 +449,9 @@ cg_apply_plan (int state_rootfd, int scope_fd, const char *scope_abs, const char
             const struct kist_cgroup_plan *p, const struct cg_ctl_state *st, struct kist_report *r,
             struct kist_error **err)
 {
-  _cleanup_free_ char *scope_ctl = cg_read_small (scope_fd, "cgroup.controllers");
+  /* Read only when a write needs a controller (st->n counts them). */
+  _cleanup_free_ char *scope_ctl = st->n > 0 ? cg_read_small (scope_fd, "cgroup.controllers")
+                                             : NULL;
   for (size_t i = 0; i < p->n; i++)
     if (apply_write (scope_fd, scope_abs, mount, &p->w[i], st, scope_ctl, r, err) < 0)
       return -1;
@@ -661,6 +665,7 @@ move_in (const struct kist_cgroup *cg, pid_t pid, struct kist_error **err)
   int n = snprintf (buf, sizeof buf, "%d", (int) pid);
   if (cg == NULL || cg->dirfd < 0)
     return kist_error_make (err, EINVAL, "cgroup: no scope to move pid %d into", (int) pid);
+  kist_cgroup_own_path_forget (); /* pid may be kist's own */
   if (kist_write_file_at (cg->dirfd, "cgroup.procs", buf, (size_t) n, err) < 0)
     return kist_error_wrap (err, "cgroup: move pid %d into %s/%s", (int) pid, cg->mount, cg->path);
   return 0;

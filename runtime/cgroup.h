@@ -143,6 +143,8 @@ char *kist_cgroup_ns_root_note (void);
  * "0::/path" line of /proc/self/cgroup, without the leading '/' ("" for the
  * root). */
 int kist_cgroup_own_path (char **path, struct kist_error **err);
+/* Read kist's own cgroup again at the next kist_cgroup_own_path. */
+void kist_cgroup_own_path_forget (void);
 
 /* The scope relative to the cgroup2 root (no leading '/'): cgroups_path
  * absolute -> itself; relative -> OWN/cgroups_path; NULL -> OWN/kist/ID.

@@ -43,6 +43,130 @@ static struct
   char *mount, *root;
 } found;
 
+/* statmount(2) and listmount(2) (Linux 6.8; the headers here are older):
+ * one mount's fields as the caller's namespaces show it, without the whole
+ * mountinfo table (0.15-0.2 ms here in a new mount namespace). */
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+#ifndef SYS_listmount
+#define SYS_listmount 458
+#endif
+#define KIST_STATX_MNT_ID_UNIQUE 0x4000U
+#define KIST_STATMOUNT_SB_BASIC 0x1U
+#define KIST_STATMOUNT_MNT_ROOT 0x8U
+#define KIST_STATMOUNT_MNT_POINT 0x10U
+#define KIST_LSMT_ROOT 0xffffffffffffffffULL
+struct kist_mnt_id_req
+{
+  uint32_t size, spare;
+  uint64_t mnt_id, param;
+};
+struct kist_statmount
+{
+  uint32_t size, spare1;
+  uint64_t mask;
+  uint32_t sb_dev_major, sb_dev_minor;
+  uint64_t sb_magic;
+  uint32_t sb_flags, fs_type;
+  uint64_t mnt_id, mnt_parent_id;
+  uint32_t mnt_id_old, mnt_parent_id_old;
+  uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
+  uint32_t mnt_root, mnt_point;
+  uint64_t spare2[50];
+  char str[];
+};
+union kist_statmount_buf
+{
+  struct kist_statmount sm;
+  char buf[sizeof (struct kist_statmount) + 2 * PATH_MAX];
+};
+
+/* statmount of the mount with the unique id, asking for mask; false when
+ * the kernel has no statmount or does not give every field asked for. */
+static bool
+statmount_get (uint64_t id, uint64_t mask, union kist_statmount_buf *u)
+{
+  struct kist_mnt_id_req req = { .size = sizeof req, .mnt_id = id, .param = mask };
+  long n = syscall (SYS_statmount, &req, &u->sm, sizeof *u, 0);
+  return n >= 0 && (u->sm.mask & mask) == mask && u->sm.size <= sizeof *u
+         && u->sm.size >= offsetof (struct kist_statmount, str);
+}
+
+/* A string field (its offset in str) of what statmount_get returned, or
+ * NULL when it does not lie whole in the answer. */
+static const char *
+statmount_str (const union kist_statmount_buf *u, uint32_t off)
+{
+  size_t len = u->sm.size - offsetof (struct kist_statmount, str);
+  if (off >= len || memchr (u->sm.str + off, '\0', len - off) == NULL)
+    return NULL;
+  return u->sm.str + off;
+}
+
+/* The unique id of the mount PATH shows now (statx, Linux 6.8), 0 if unknown. */
+static uint64_t
+mnt_id_unique_at (const char *path)
+{
+  struct statx stx;
+  if (statx (AT_FDCWD, path, AT_NO_AUTOMOUNT, KIST_STATX_MNT_ID_UNIQUE, &stx) < 0
+      || !(stx.stx_mask & KIST_STATX_MNT_ID_UNIQUE))
+    return 0;
+  return stx.stx_mnt_id;
+}
+
+/* The cgroup2 mount by listmount and statmount, chosen as from mountinfo
+ * (find_mount_read): the first, in mount id order, that its mount point
+ * shows now.  1: found; 0: the kernel cannot say (before Linux 6.8, a
+ * mount table too large for one call) or there is none: mountinfo decides,
+ * and explains. */
+static int
+find_mount_statmount (char **mount, char **root)
+{
+  uint64_t ids[128];
+  struct kist_mnt_id_req req = { .size = sizeof req, .mnt_id = KIST_LSMT_ROOT };
+  long n = syscall (SYS_listmount, &req, ids, KIST_ARRAY_SIZE (ids), 0);
+  if (n <= 0 || (size_t) n >= KIST_ARRAY_SIZE (ids))
+    return 0;
+  union kist_statmount_buf u;
+  for (long i = 0; i < n; i++)
+    {
+      if (!statmount_get (ids[i], KIST_STATMOUNT_SB_BASIC, &u))
+        return 0;
+      if (u.sm.sb_magic != CGROUP2_SUPER_MAGIC)
+        continue;
+      if (!statmount_get (ids[i], KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_POINT
+                                      | KIST_STATMOUNT_MNT_ROOT, &u))
+        return 0;
+      const char *point = statmount_str (&u, u.sm.mnt_point);
+      const char *r = statmount_str (&u, u.sm.mnt_root);
+      if (point == NULL || r == NULL)
+        return 0;
+      /* Hidden by a later mount over its path: not reachable there. */
+      if (mnt_id_unique_at (point) != ids[i])
+        continue;
+      *mount = xstrdup (point);
+      if (root)
+        *root = xstrdup (r);
+      return 1;
+    }
+  return 0;
+}
+
+/* The root field of the cgroup2 mount at MOUNT (the one visible there), or
+ * NULL when the kernel has no statmount or says something else. */
+static char *
+statmount_cgroup2_root (const char *mount)
+{
+  uint64_t id = mnt_id_unique_at (mount);
+  union kist_statmount_buf u;
+  if (id == 0 || !statmount_get (id, KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT, &u)
+      || u.sm.sb_magic != CGROUP2_SUPER_MAGIC)
+    return NULL;
+  const char *root = statmount_str (&u, u.sm.mnt_root);
+  return root ? xstrdup (root) : NULL;
+}
+
 static int
 find_mount_read (char **mount, char **root, struct kist_error **err);
 
@@ -76,6 +200,8 @@ find_mount_read (char **mount, char **root, struct kist_error **err)
   *mount = NULL;
   if (root)
     *root = NULL;
+  if (find_mount_statmount (mount, root) == 1)
+    return 0;
   if (kist_mountinfo_read (AT_FDCWD, "/proc/self/mountinfo", &t, err) < 0)
     return kist_error_wrap (err, "cgroup: find the cgroup2 mount");
   for (size_t i = 0; i < t.n; i++)
@@ -105,64 +231,6 @@ int
 kist_cgroup_mount (char **mount, struct kist_error **err)
 {
   return find_mount (mount, NULL, err);
-}
-
-/* statmount(2) (Linux 6.8; the headers here are older): one mount's root
- * as the caller's namespaces show it, without the whole mountinfo table
- * (0.15-0.2 ms here in a new mount namespace). */
-#ifndef SYS_statmount
-#define SYS_statmount 457
-#endif
-#define KIST_STATX_MNT_ID_UNIQUE 0x4000U
-#define KIST_STATMOUNT_SB_BASIC 0x1U
-#define KIST_STATMOUNT_MNT_ROOT 0x8U
-struct kist_mnt_id_req
-{
-  uint32_t size, spare;
-  uint64_t mnt_id, param;
-};
-struct kist_statmount
-{
-  uint32_t size, spare1;
-  uint64_t mask;
-  uint32_t sb_dev_major, sb_dev_minor;
-  uint64_t sb_magic;
-  uint32_t sb_flags, fs_type;
-  uint64_t mnt_id, mnt_parent_id;
-  uint32_t mnt_id_old, mnt_parent_id_old;
-  uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
-  uint32_t mnt_root, mnt_point;
-  uint64_t spare2[50];
-  char str[];
-};
-
-/* The root field of the cgroup2 mount at MOUNT (the one visible there), or
- * NULL when the kernel has no statmount or says something else. */
-static char *
-statmount_cgroup2_root (const char *mount)
-{
-  struct statx stx;
-  if (statx (AT_FDCWD, mount, AT_NO_AUTOMOUNT, KIST_STATX_MNT_ID_UNIQUE, &stx) < 0
-      || !(stx.stx_mask & KIST_STATX_MNT_ID_UNIQUE))
-    return NULL;
-  struct kist_mnt_id_req req = { .size = sizeof req, .mnt_id = stx.stx_mnt_id,
-                                 .param = KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT };
-  union
-  {
-    struct kist_statmount sm;
-    char buf[sizeof (struct kist_statmount) + PATH_MAX];
-  } u;
-  long n = syscall (SYS_statmount, &req, &u.sm, sizeof u, 0);
-  if (n < 0 || (u.sm.mask & (KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT))
-                   != (KIST_STATMOUNT_SB_BASIC | KIST_STATMOUNT_MNT_ROOT)
-      || u.sm.sb_magic != CGROUP2_SUPER_MAGIC || u.sm.size > sizeof u
-      || u.sm.mnt_root >= u.sm.size - offsetof (struct kist_statmount, str))
-    return NULL;
-  const char *root = u.sm.str + u.sm.mnt_root;
-  if (memchr (root, '\0', u.sm.size - offsetof (struct kist_statmount, str) - u.sm.mnt_root)
-      == NULL)
-    return NULL;
-  return xstrdup (root);
 }
 
 char *
@@ -203,8 +271,43 @@ kist_cgroup_ns_root_note (void)
                     up, up == 1 ? "" : "s", mount, root);
 }
 
+/* kist's own cgroup, for the process that read it: a create asks twice (the
+ * intent record's scope, the cgroup layer).  A forked child (born in the
+ * scope) reads again, and so does a process after it moved a process into a
+ * scope (kist_cgroup_own_path_forget), which may have been itself. */
+static struct
+{
+  pid_t pid;
+  char *path;
+} own;
+
+void
+kist_cgroup_own_path_forget (void)
+{
+  free (own.path);
+  own.path = NULL;
+}
+
+static int
+own_path_read (char **path, struct kist_error **err);
+
 int
 kist_cgroup_own_path (char **path, struct kist_error **err)
+{
+  *path = NULL;
+  if (own.path == NULL || own.pid != getpid ())
+    {
+      kist_cgroup_own_path_forget ();
+      if (own_path_read (&own.path, err) < 0)
+        return -1;
+      own.pid = getpid ();
+    }
+  *path = xstrdup (own.path);
+  return 0;
+}
+
+static int
+own_path_read (char **path, struct kist_error **err)
 {
   _cleanup_free_ char *text = NULL;
   *path = NULL;

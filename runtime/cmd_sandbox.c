@@ -852,6 +852,7 @@ kist_cmd_sandbox (const struct kist_globals *g, int argc, char **argv, struct ki
     .keep_ns = dir.layers ? ws_ns : NULL,
     .deadline = (int64_t) time (NULL)
                 + (f.timeout_ms ? (f.timeout_ms + 999) / 1000 : DEFAULT_DEADLINE_SECS),
+    .state_root = root, .state_root_fd = rootfd,
   };
   pid_t pid = 0;
   int cr = kist_create (g, &co, &pid, &r, err);

@@ -596,8 +596,14 @@ static int
 create_state (struct create_job *j, struct kist_report **report, struct kist_error **err)
 {
   const struct kist_create_opts *o = j->o;
-  j->rootfd = kist_state_root_open (j->g->root, &j->root, err);
-  if (j->rootfd < 0)
+  if (o->state_root != NULL)
+    {
+      j->rootfd = fcntl (o->state_root_fd, F_DUPFD_CLOEXEC, 3);
+      if (j->rootfd < 0)
+        return kist_error_make (err, errno, "state root `%s`: dup its fd", o->state_root);
+      j->root = xstrdup (o->state_root);
+    }
+  else if ((j->rootfd = kist_state_root_open (j->g->root, &j->root, err)) < 0)
     return -1;
   j->created = kist_time_rfc3339 ();
   j->owner = xasprintf ("%u", (unsigned) geteuid ());

@@ -118,6 +118,11 @@ struct kist_create_opts
    * as the caller (sandbox.h, sandbox_fallback.c); NULL: none. */
   const struct kist_sandbox_fallback *fallback;
   int64_t deadline;              /* unix seconds recorded in state.json, 0 = none */
+  /* kist sandbox: the state root it opened already (kist_container_root_open)
+   * and its resolved path, used through a dup of the fd; NULL: kist_create
+   * opens the global --root itself. */
+  const char *state_root;
+  int state_root_fd;
   bool report_at_start;          /* run, sandbox: write --report/--report-fd, and store
                                     report.json, after start's entries (kist_create
                                     writes --report only on failure) */

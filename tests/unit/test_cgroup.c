@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +117,104 @@ START_TEST (test_own_path)
     }
   else
     kist_error_free (err);
+}
+END_TEST
+
+/* The cgroup2 mount kist finds (listmount + statmount where the kernel has
+ * them, else mountinfo) is the first one of /proc/self/mountinfo that its
+ * mount point shows now.  In a child with a mount namespace of its own: as
+ * the host is, with a second cgroup2 mount, and with the first one hidden
+ * under a tmpfs. */
+static char *
+mountinfo_first_visible_cgroup2 (void)
+{
+  FILE *f = fopen ("/proc/self/mountinfo", "re");
+  char line[4096], *found = NULL;
+  while (f && found == NULL && fgets (line, sizeof line, f))
+    {
+      unsigned id;
+      char point[PATH_MAX];
+      const char *dash = strstr (line, " - ");
+      if (dash == NULL || strncmp (dash, " - cgroup2 ", 11) != 0
+          || sscanf (line, "%u %*u %*s %*s %4095s", &id, point) != 2)
+        continue;
+      struct statx stx;
+      if (statx (AT_FDCWD, point, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0
+          && (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id == id)
+        found = strdup (point);
+    }
+  if (f)
+    fclose (f);
+  return found;
+}
+
+/* kist_cgroup_mount in a new process (it keeps what it found per process):
+ * is it want? */
+static bool
+lookup_is (const char *want)
+{
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      struct kist_error *err = NULL;
+      char *m = NULL;
+      _exit (want && kist_cgroup_mount (&m, &err) == 0 && strcmp (m, want) == 0 ? 0 : 1);
+    }
+  int st = 0;
+  return pid > 0 && waitpid (pid, &st, 0) == pid && WIFEXITED (st) && WEXITSTATUS (st) == 0;
+}
+
+static int
+mount_lookup_child (const char *tmp)
+{
+  if (unshare (CLONE_NEWNS) < 0 || mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return 77;
+  /* 1: as inherited. */
+  char *want = mountinfo_first_visible_cgroup2 ();
+  if (!lookup_is (want))
+    return 1;
+  /* 2: a second cgroup2 mount, later: still the first. */
+  char second[PATH_MAX];
+  snprintf (second, sizeof second, "%s/cg2", tmp);
+  if (mkdir (second, 0700) < 0 || mount ("none", second, "cgroup2", 0, NULL) < 0)
+    return 2;
+  if (!lookup_is (want))
+    return 3;
+  /* 3: the first one hidden under a tmpfs: the second. */
+  if (mount ("none", want, "tmpfs", 0, "size=4k") < 0)
+    return 4;
+  if (!lookup_is (second))
+    return 5;
+  free (want);
+  return 0;
+}
+
+START_TEST (test_mount_lookup)
+{
+  if (geteuid () != 0 || access ("/proc/self/mountinfo", R_OK) != 0)
+    {
+      printf ("test_cgroup: mount lookup skipped: not root\n");
+      return;
+    }
+  char tmp[] = "/tmp/kist-test-cgmount-XXXXXX";
+  ck_assert_ptr_nonnull (mkdtemp (tmp));
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    _exit (mount_lookup_child (tmp));
+  int st = 0;
+  ck_assert_int_eq (waitpid (pid, &st, 0), pid);
+  char sub[PATH_MAX];
+  snprintf (sub, sizeof sub, "%s/cg2", tmp);
+  rmdir (sub);
+  rmdir (tmp);
+  ck_assert (WIFEXITED (st));
+  if (WEXITSTATUS (st) == 77)
+    {
+      printf ("test_cgroup: mount lookup skipped: no mount namespace here\n");
+      return;
+    }
+  ck_assert_msg (WEXITSTATUS (st) == 0, "mount lookup step %d failed", WEXITSTATUS (st));
 }
 END_TEST
 
@@ -1123,6 +1223,7 @@ cgroup_suite (void)
   TCase *tc = tcase_create ("pure");
   tcase_add_test (tc, test_resolve_path);
   tcase_add_test (tc, test_own_path);
+  tcase_add_test (tc, test_mount_lookup);
   tcase_add_test (tc, test_conversions);
   tcase_add_test (tc, test_swap);
   tcase_add_test (tc, test_value_matches);
