@@ -727,7 +727,13 @@ create_commit (struct create_job *j, struct kist_error **err)
   const struct kist_create_opts *o = j->o;
   j->intent.creating = false;
   j->intent.annotations_json = j->annotations = kist_annotations_json (j->spec);
-  if (kist_state_write (j->state_dirfd, &j->intent, err) < 0)
+  /* A sandbox (an init that dies with this kist, started by it right
+   * away): the commit goes to disk with start's record (started), one
+   * replacement fewer.  Until then state.json is the intent record with the
+   * init's pid, which delete and gc clean up as they would a committed one:
+   * nothing of it outlives this kist. */
+  bool with_start = o->die_with_parent && o->created != NULL;
+  if (!with_start && kist_state_write (j->state_dirfd, &j->intent, err) < 0)
     return -1;
   /* run stores the report once, with start's entries (kist_container_start):
    * a file fewer to create on the state root per run.  A run killed between
