@@ -185,11 +185,28 @@ remove_dir_entries (const struct walk *w, int fd, const char *path, int depth, b
           _cleanup_free_ char *sub = xasprintf ("%s/%s", path, name);
           struct stat st;
           bool is_dir;
-          /* The check pass only asks "a directory?": the entry's type
-           * where the file system gives it (the removal passes lstat each
-           * entry, and remove_entry goes by that lstat). */
-          if (pass < 0 && de->d_type != DT_UNKNOWN)
-            is_dir = de->d_type == DT_DIR;
+          /* "A directory?" from the entry's type where the file system
+           * gives it.  The check pass asks nothing more; the removal passes
+           * unlink what is not a directory by name (unlinkat without
+           * AT_REMOVEDIR never removes a directory: one that replaced the
+           * entry since is looked at again, below) and lstat each directory,
+           * which remove_entry goes by. */
+          if (de->d_type != DT_UNKNOWN && de->d_type != DT_DIR)
+            {
+              is_dir = false;
+              if (spared (o, is_top, name, false))
+                continue;
+              if (pass < 0)
+                continue;
+              any = true;
+              if (unlinkat (fd, name, 0) == 0 || errno == ENOENT)
+                continue;
+              if (errno != EISDIR)
+                return kist_error_make (err, errno, "%sremove `%s`", w->pre, sub);
+              /* Now a directory: by its lstat, as any other. */
+            }
+          if (pass < 0 && de->d_type == DT_DIR)
+            is_dir = true;
           else if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             {
               if (errno == ENOENT)
