@@ -384,8 +384,8 @@ host_root (void)
  * from making device nodes).  Configured rules that cannot be installed
  * fail as any requested limit. */
 static int
-apply_devices (int state_rootfd, int scope_fd, const struct kist_cgroup_plan *p, bool defaults_only,
-               struct kist_report *r, struct kist_error **err)
+apply_devices (int state_rootfd, int scope_fd, bool fresh_scope, const struct kist_cgroup_plan *p,
+               bool defaults_only, struct kist_report *r, struct kist_error **err)
 {
   _cleanup_free_ struct bpf_insn *insns = NULL;
   _cleanup_free_ char *detail = NULL;
@@ -399,7 +399,7 @@ apply_devices (int state_rootfd, int scope_fd, const struct kist_cgroup_plan *p,
                                &n, err)
       < 0)
     return -1;
-  if (kist_cgroup_dev_attach (state_rootfd, scope_fd, insns, n, &detail, &e) < 0)
+  if (kist_cgroup_dev_attach (state_rootfd, scope_fd, fresh_scope, insns, n, &detail, &e) < 0)
     {
       int errnum = e && e->errnum ? e->errnum : EIO;
       _cleanup_free_ char *msg = xstrdup (e && e->msg ? e->msg : "attach failed");
@@ -445,9 +445,9 @@ cg_plan_needs (const struct kist_cgroup_plan *p, struct cg_ctl_state *st)
 }
 
 int
-cg_apply_plan (int state_rootfd, int scope_fd, const char *scope_abs, const char *mount,
-            const struct kist_cgroup_plan *p, const struct cg_ctl_state *st, struct kist_report *r,
-            struct kist_error **err)
+cg_apply_plan (int state_rootfd, int scope_fd, bool fresh_scope, const char *scope_abs,
+               const char *mount, const struct kist_cgroup_plan *p, const struct cg_ctl_state *st,
+               struct kist_report *r, struct kist_error **err)
 {
   /* Read only when a write needs a controller (st->n counts them). */
   _cleanup_free_ char *scope_ctl = st->n > 0 ? cg_read_small (scope_fd, "cgroup.controllers")
@@ -455,7 +455,7 @@ cg_apply_plan (int state_rootfd, int scope_fd, const char *scope_abs, const char
   for (size_t i = 0; i < p->n; i++)
     if (apply_write (scope_fd, scope_abs, mount, &p->w[i], st, scope_ctl, r, err) < 0)
       return -1;
-  if (p->has_devices && apply_devices (state_rootfd, scope_fd, p, false, r, err) < 0)
+  if (p->has_devices && apply_devices (state_rootfd, scope_fd, fresh_scope, p, false, r, err) < 0)
     return -1;
   return 0;
 }
@@ -563,7 +563,7 @@ kist_cgroup_apply (struct kist_ctx *ctx, struct kist_report *r, struct kist_cgro
                                   abs);
         }
     }
-  if (cg_apply_plan (ctx->root_fd, scope_fd, abs, mount, plan, &st, r, err) < 0)
+  if (cg_apply_plan (ctx->root_fd, scope_fd, created != NULL, abs, mount, plan, &st, r, err) < 0)
     {
       /* The scope goes again, and no process was in it: no "cgroup" entry
        * (the report ends with the limit that failed). */
@@ -607,7 +607,7 @@ kist_cgroup_default_devices (struct kist_ctx *ctx, struct kist_report *r, struct
   if (cg == NULL || !cg->default_devices)
     return 0;
   cg->default_devices = false;
-  return apply_devices (ctx->root_fd, cg->dirfd, NULL, true, r, err);
+  return apply_devices (ctx->root_fd, cg->dirfd, cg->created_from != NULL, NULL, true, r, err);
 }
 
 /* ---------------------------------------------------------------- joining */

@@ -216,10 +216,12 @@ int kist_cgroup_dev_program (const struct kist_cgroup_dev_rule *rules, size_t n,
  * names, if it reads back as this program; state_rootfd -1: never) and
  * attach it to the scope (BPF_F_ALLOW_MULTI), verify with BPF_PROG_QUERY
  * that it is attached, then detach the programs that were attached before
- * (an update replaces the allowlist).  *detail says what was verified
+ * (an update replaces the allowlist; fresh_scope: a scope kist has just
+ * made, which has none to replace).  *detail says what was verified
  * (newly allocated). */
 #define KIST_DEVICE_PROGRAM_HINT "~device-program"
-int kist_cgroup_dev_attach (int state_rootfd, int scope_fd, const struct bpf_insn *insns, size_t n,
-                            char **detail, struct kist_error **err);
+int kist_cgroup_dev_attach (int state_rootfd, int scope_fd, bool fresh_scope,
+                            const struct bpf_insn *insns, size_t n, char **detail,
+                            struct kist_error **err);
 
 #endif

@@ -319,6 +319,42 @@ prog_info (int prog_fd, struct bpf_prog_info *info, const char *what, struct kis
   return 0;
 }
 
+/* The program's info and the kernel's copy of its instructions, in one
+ * BPF_OBJ_GET_INFO_BY_FD: the buffer has room for n instructions and a zero
+ * extension after each (a second call only if the kernel's copy is longer
+ * still).  *got is NULL when the kernel withholds the instructions
+ * (kernel.kptr_restrict, no CAP_SYSLOG) or the program has none. */
+static int
+prog_read (int prog_fd, size_t n, struct bpf_prog_info *info, struct bpf_insn **got,
+           size_t *n_got, struct kist_error **err)
+{
+  uint32_t cap = (uint32_t) ((2 * n + 2) * sizeof (struct bpf_insn));
+  _cleanup_free_ struct bpf_insn *buf = NULL;
+  *got = NULL;
+  *n_got = 0;
+  for (int round = 0; round < 2; round++)
+    {
+      free (buf);
+      buf = xcalloc (cap / sizeof *buf, sizeof *buf);
+      memset (info, 0, sizeof *info);
+      info->xlated_prog_len = cap;
+      info->xlated_prog_insns = (uint64_t) (uintptr_t) buf;
+      if (prog_info (prog_fd, info, "instructions", err) < 0)
+        return -1;
+      if (info->xlated_prog_len <= cap)
+        break;
+      if (round == 1)
+        return kist_error_make (err, EIO, "the kernel's copy of the device program grew while "
+                                          "kist read it");
+      cap = info->xlated_prog_len;
+    }
+  if (info->xlated_prog_len == 0 || info->xlated_prog_insns == 0)
+    return 0; /* nothing to compare, or the kernel withheld them */
+  *n_got = info->xlated_prog_len / sizeof (struct bpf_insn);
+  *got = steal_pointer (&buf);
+  return 0;
+}
+
 /* The kernel's zero extension after a 32-bit ALU insn on JITs that need it
  * (mov32 rX, rX with imm 1); kist itself never emits a mov32 of a register
  * to itself. */
@@ -337,37 +373,15 @@ is_jump (const struct bpf_insn *i)
          && BPF_OP (i->code) != BPF_CALL;
 }
 
-/* Read back the kernel's copy of the program (its translated instructions)
- * and compare it with the one built, instruction by instruction; jumps must
+/* Compare the kernel's copy of the program (its translated instructions,
+ * prog_read) with the one built, instruction by instruction; jumps must
  * land on the same instruction.  Zero extensions the kernel inserted are
- * skipped.  *dumped is false when the kernel does not show the instructions
- * (kernel.kptr_restrict, no CAP_SYSLOG): then nothing was compared. */
+ * skipped. */
 static int
-readback_program (int prog_fd, const struct bpf_insn *want, size_t n, bool *dumped,
+readback_compare (const struct bpf_insn *got, size_t n_got, const struct bpf_insn *want, size_t n,
                   struct kist_error **err)
 {
-  struct bpf_prog_info info;
-
-  *dumped = false;
-  memset (&info, 0, sizeof info);
-  if (prog_info (prog_fd, &info, "size", err) < 0)
-    return -1;
-  uint32_t len = info.xlated_prog_len;
-  if (len == 0)
-    return 0;
-  size_t n_got = len / sizeof (struct bpf_insn);
-  _cleanup_free_ struct bpf_insn *got = xcalloc (n_got, sizeof *got);
   _cleanup_free_ size_t *pos = xcalloc (n + 1, sizeof *pos);
-
-  memset (&info, 0, sizeof info);
-  info.xlated_prog_len = len;
-  info.xlated_prog_insns = (uint64_t) (uintptr_t) got;
-  if (prog_info (prog_fd, &info, "instructions", err) < 0)
-    return -1;
-  if (info.xlated_prog_insns == 0)
-    return 0; /* the kernel withheld them */
-  *dumped = true;
-
   size_t k = 0;
   for (size_t j = 0; j < n; j++)
     {
@@ -473,43 +487,46 @@ hint_write (int state_rootfd, uint32_t id)
     (void) ftruncate (fd, len);
 }
 
-/* The live program the note names, if it is this very program: an fd on it,
- * else -1 (and the caller loads its own). */
+/* The live program the note names, if it is this very program: an fd on it
+ * (*id its id), else -1 (and the caller loads its own). */
 static int
-shared_program (int state_rootfd, const struct bpf_insn *insns, size_t n)
+shared_program (int state_rootfd, const struct bpf_insn *insns, size_t n, uint32_t *id)
 {
-  uint32_t id = state_rootfd >= 0 ? hint_read (state_rootfd) : 0;
-  if (id == 0)
+  uint32_t hint = state_rootfd >= 0 ? hint_read (state_rootfd) : 0;
+  if (hint == 0)
     return -1;
   union bpf_attr g;
   memset (&g, 0, sizeof g);
-  g.prog_id = id;
+  g.prog_id = hint;
   _cleanup_close_ int fd = sys_bpf (BPF_PROG_GET_FD_BY_ID, &g);
   if (fd < 0)
     return -1; /* gone (its last container ended), or not root */
   struct bpf_prog_info info;
-  memset (&info, 0, sizeof info);
+  _cleanup_free_ struct bpf_insn *got = NULL;
+  size_t n_got = 0;
   _cleanup_error_ struct kist_error *e = NULL;
-  if (prog_info (fd, &info, "type", &e) < 0 || info.type != BPF_PROG_TYPE_CGROUP_DEVICE)
+  if (prog_read (fd, n, &info, &got, &n_got, &e) < 0 || info.type != BPF_PROG_TYPE_CGROUP_DEVICE)
     return -1;
-  bool dumped = false;
-  if (readback_program (fd, insns, n, &dumped, &e) < 0 || !dumped)
-    return -1; /* another program, or nothing to compare */
+  if (got == NULL || readback_compare (got, n_got, insns, n, &e) < 0)
+    return -1; /* nothing to compare, or another program */
+  *id = info.id;
   return steal_fd (&fd);
 }
 
 int
-kist_cgroup_dev_attach (int state_rootfd, int scope_fd, const struct bpf_insn *insns, size_t n,
-                        char **detail, struct kist_error **err)
+kist_cgroup_dev_attach (int state_rootfd, int scope_fd, bool fresh_scope, const struct bpf_insn *insns,
+                        size_t n, char **detail, struct kist_error **err)
 {
-  uint32_t old[64], now[64], n_old = 0, n_now = 0;
+  uint32_t old[64], now[64], n_old = 0, n_now = 0, id = 0;
   char log[4096] = "";
   union bpf_attr a;
 
-  if (query_ids (scope_fd, old, KIST_ARRAY_SIZE (old), &n_old, err) < 0)
+  /* Programs to replace: none in a scope kist has just made (the query
+   * after the attach still proves that this one is the only one). */
+  if (!fresh_scope && query_ids (scope_fd, old, KIST_ARRAY_SIZE (old), &n_old, err) < 0)
     return -1;
 
-  _cleanup_close_ int prog_fd = shared_program (state_rootfd, insns, n);
+  _cleanup_close_ int prog_fd = shared_program (state_rootfd, insns, n, &id);
   bool shared = prog_fd >= 0;
   memset (&a, 0, sizeof a);
   a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
@@ -537,16 +554,22 @@ kist_cgroup_dev_attach (int state_rootfd, int scope_fd, const struct bpf_insn *i
                             "load the device program (BPF_PROG_TYPE_CGROUP_DEVICE, %zu insns)%s%s%s",
                             n, log[0] ? " (verifier: " : "", kist_rstrip (log), log[0] ? ")" : "");
 
-  struct bpf_prog_info info;
-  memset (&info, 0, sizeof info);
-  if (prog_info (prog_fd, &info, "id", err) < 0)
-    return -1;
-
-  /* The kernel's copy before it goes live: a program that is not the one
-   * built is never attached. */
-  bool dumped = shared; /* a shared one was read back by shared_program */
-  if (!shared && readback_program (prog_fd, insns, n, &dumped, err) < 0)
-    return kist_error_wrap (err, "device program %" PRIu32 " loaded but not attached", info.id);
+  /* Its id and the kernel's copy before it goes live: a program that is
+   * not the one built is never attached.  A shared one was read back by
+   * shared_program. */
+  bool dumped = shared;
+  if (!shared)
+    {
+      struct bpf_prog_info info;
+      _cleanup_free_ struct bpf_insn *got = NULL;
+      size_t n_got = 0;
+      if (prog_read (prog_fd, n, &info, &got, &n_got, err) < 0)
+        return -1;
+      id = info.id;
+      dumped = got != NULL;
+      if (dumped && readback_compare (got, n_got, insns, n, err) < 0)
+        return kist_error_wrap (err, "device program %" PRIu32 " loaded but not attached", id);
+    }
 
   memset (&a, 0, sizeof a);
   a.target_fd = (uint32_t) scope_fd;
@@ -575,21 +598,21 @@ kist_cgroup_dev_attach (int state_rootfd, int scope_fd, const struct bpf_insn *i
 
   if (query_ids (scope_fd, now, KIST_ARRAY_SIZE (now), &n_now, err) < 0)
     return -1;
-  if (n_now != 1 || now[0] != info.id)
+  if (n_now != 1 || now[0] != id)
     return kist_error_make (err, EIO,
                             "device program %" PRIu32 " is not the only one attached to the "
                             "cgroup after BPF_PROG_ATTACH (%" PRIu32 " attached)",
-                            info.id, n_now);
+                            id, n_now);
 
   /* The next container may share it (its own read back decides). */
   if (!shared && state_rootfd >= 0)
-    hint_write (state_rootfd, info.id);
+    hint_write (state_rootfd, id);
 
   if (detail)
     {
       bool ours = last_built.insns == insns && last_built.n_insns == n;
       _cleanup_free_ char *rules = ours ? describe_rules (last_built.n_rules) : NULL;
-      *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns%s%s) attached%s%s; %s", info.id, n,
+      *detail = xasprintf ("bpf program %" PRIu32 " (%zu insns%s%s) attached%s%s; %s", id, n,
                            rules ? ": " : "", rules ? rules : "",
                            shared ? ", shared: loaded for another container, found alive by the "
                                     "id in " KIST_DEVICE_PROGRAM_HINT

@@ -65,10 +65,11 @@ int cg_walk_scope (const char *mount, const char *rel, bool create, struct cg_ct
                    char **created_rel, struct kist_error **err);
 
 /* Write and read back every file of the plan (one cgroup.<file> entry each)
- * and the configured device rules (state_rootfd: kist_cgroup_dev_attach). */
-int cg_apply_plan (int state_rootfd, int scope_fd, const char *scope_abs, const char *mount,
-                   const struct kist_cgroup_plan *p, const struct cg_ctl_state *st,
-                   struct kist_report *r, struct kist_error **err);
+ * and the configured device rules (state_rootfd, fresh_scope:
+ * kist_cgroup_dev_attach). */
+int cg_apply_plan (int state_rootfd, int scope_fd, bool fresh_scope, const char *scope_abs,
+                   const char *mount, const struct kist_cgroup_plan *p,
+                   const struct cg_ctl_state *st, struct kist_report *r, struct kist_error **err);
 
 /* ---- cgroup_ops.c */
 

@@ -122,7 +122,7 @@ kist_cgroup_update (const char *abs_path, const struct kist_resources *resources
       cg_ctl_state_clear (&st);
       return -1;
     }
-  int rc = cg_apply_plan (-1, fd, abs_path, mount, plan, &st, r, err);
+  int rc = cg_apply_plan (-1, fd, false, abs_path, mount, plan, &st, r, err);
   cg_ctl_state_clear (&st);
   /* The request's own value is remembered for later updates (only after
    * success: a failed update leaves the stored report as it was). */
