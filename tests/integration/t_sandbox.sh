@@ -278,6 +278,40 @@ suite ()
   expect_contains "dirless: the teardown says no sandbox dir was made ($MODE)" \
     "$(layer_field "$rep" teardown detail)" "sandbox dir none made"
 
+  # 11c. The shared root is verified on every use: a symlink of it replaced
+  # by a regular file or pointed elsewhere, or a directory of it replaced by
+  # a symlink, and the sandbox runs on a private root instead (the teardown
+  # then names the sandbox dir it made).  Each tampered root is removed
+  # before the next case (kist leaves a root that does not verify to gc).
+  local key link dir tamper
+  key=$(ls -d "$SROOT/~sandbox-root"/[0-9a-f]* 2> /dev/null | head -1)
+  link=$( [ -n "$key" ] && find "$key" -mindepth 1 -maxdepth 1 -type l -printf '%f\n' | head -1)
+  dir=$( [ -n "$key" ] && find "$key" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | head -1)
+  expect_ne "shared root: there after the dirless run ($MODE)" "" "$key"
+  for tamper in file retarget dirlink; do
+    case $tamper in
+      file | retarget) [ -n "$link" ] || { skip "shared root $tamper: no symlink in it (no merged /usr here)"; continue; } ;;
+      dirlink) [ -n "$dir" ] || { skip "shared root $tamper: no directory in it"; continue; } ;;
+    esac
+    rep=$REPDIR/$MODE-tamper-$tamper.json
+    ks tamper-ok "${BASE[@]}" -- true   # (re)makes the shared root
+    case $tamper in
+      file) rm -f "$key/$link" && : > "$key/$link" ;;
+      retarget) rm -f "$key/$link" && ln -s /elsewhere "$key/$link" ;;
+      dirlink) rmdir "$key/$dir" && ln -s usr "$key/$dir" ;;
+    esac
+    ks tamper "${BASE[@]}" --report "$rep" -- true
+    expect_eq "shared root $tamper: the sandbox still runs ($MODE)" 0 "$RC"
+    local td
+    td=$(layer_field "$rep" teardown detail)
+    expect_contains "shared root $tamper: the teardown names a sandbox dir ($MODE)" "$td" \
+      "sandbox dir "
+    expect_not_contains "shared root $tamper: not used, a private root instead ($MODE)" "$td" \
+      "sandbox dir none made"
+    rm -rf --one-file-system "$key"
+  done
+  nothing_left_sb "after the tampered shared roots" ""
+
   # 12. Failures before the command: 125, 127.
   ks notfound "${BASE[@]}" -- /usr/bin/does-not-exist
   expect_eq "not found: exit 127 ($MODE)" 127 "$RC"
