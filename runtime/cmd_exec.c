@@ -11,6 +11,7 @@
 #include "terminal.h"
 #include "exec.h"
 #include "util.h"
+#include "selfexe.h"
 
 static void
 strv_push (char ***v, const char *s)
@@ -132,6 +133,7 @@ kist_cmd_exec (const struct kist_globals *g, int argc, char **argv, struct kist_
   if (o.detach)
     return 0;
   kist_forward_signals (pid);
+  kist_self_protect_settle (); /* its grace period while the process runs */
   if (pty >= 0 && kist_terminal_relay (pty, pid, err) < 0)
     kist_log_warn ("%s", (*err)->msg), kist_error_freep (err);
   int status = kist_wait_status (pid, -1, err);

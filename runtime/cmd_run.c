@@ -11,6 +11,7 @@
 #include "terminal.h"
 #include "log.h"
 #include "util.h"
+#include "selfexe.h"
 
 /* The report as it is right before the exec, where --report and
  * --report-fd send it (a file is rewritten with the exec afterwards). */
@@ -76,6 +77,7 @@ kist_cmd_run (const struct kist_globals *g, int argc, char **argv, struct kist_e
   if (detach)
     return 0;
 
+  kist_self_protect_settle (); /* its grace period while the container runs */
   if (pty >= 0 && kist_terminal_relay (pty, pid, err) < 0)
     kist_log_warn ("%s", (*err)->msg), kist_error_freep (err);
   int status = kist_wait_status (pid, -1, err);

@@ -517,6 +517,7 @@ static int
 wait_until (pid_t pid, int64_t deadline_ms, int64_t grace_ms, int *ended, struct kist_error **err)
 {
   int64_t grace_end = 0;
+  kist_self_protect_settle (); /* its grace period while the command runs */
   for (;;)
     {
       int64_t now = now_ms ();

@@ -321,6 +321,25 @@ rebind_image (int copy)
   return 0;
 }
 
+/* The fd of the read-only clone the image was rebound onto: kept until
+ * kist_self_protect_settle.  Its last close dissolves the detached mount
+ * (umount_tree), and the kernel then waits for an expedited RCU grace
+ * period (namespace_unlock), 50-200 us asleep here.  Closed before the
+ * clone, that wait delayed every container's start; `run` and `exec` now
+ * close it once the container's process runs (when they wait for it), a
+ * detached create at its exit.  The clones of kist inherit the fd and
+ * close it among their first steps, long before that: the last close,
+ * which waits, stays kist's.  The image's mappings and exe_file keep the
+ * mount alive either way. */
+static int rebound_copy = -1;
+
+void
+kist_self_protect_settle (void)
+{
+  if (rebound_copy >= 0)
+    close (steal_fd (&rebound_copy));
+}
+
 int
 kist_self_protect (char **argv, struct kist_error **err)
 {
@@ -358,6 +377,8 @@ kist_self_protect_for (char **argv, const struct kist_inside_creds *in, struct k
             {
               kist_log_debug ("kist's image moved onto a read-only bind mount of its binary "
                               "(mappings and exe_file; no re-exec)");
+              kist_self_protect_settle ();
+              rebound_copy = steal_fd (&copy);
               return 0;
             }
           kist_log_debug ("the rebound image does not read back as the protected copy; "

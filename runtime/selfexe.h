@@ -19,6 +19,11 @@ int kist_self_refuse_setuid (struct kist_error **err);
  * negative with *err on failure. */
 int kist_self_protect (char **argv, struct kist_error **err);
 
+/* Close what kist_self_protect kept open (the rebind's read-only clone,
+ * whose last close waits for an RCU grace period): called where kist waits
+ * for the container's process anyway; at exit at the latest. */
+void kist_self_protect_settle (void);
+
 /* Who the container's processes are on the host, for a caller that knows
  * before anything enters it: its uid and gid (no user namespace), and that
  * they never hold a capability (empty bounding set, no_new_privs). */
