@@ -325,9 +325,9 @@ rebind_image (int copy)
  * kist_self_protect_settle.  Its last close dissolves the detached mount
  * (umount_tree), and the kernel then waits for an expedited RCU grace
  * period (namespace_unlock), 50-200 us asleep here.  Closed before the
- * clone, that wait delayed every container's start; `run` and `exec` now
- * close it once the container's process runs (when they wait for it), a
- * detached create at its exit.  The clones of kist inherit the fd and
+ * clone, that wait delayed every container's start; `run`, `exec` and
+ * `sandbox` now close it once the container's process runs (when they wait
+ * for it), a detached create at its exit.  The clones of kist inherit the fd and
  * close it among their first steps, long before that: the last close,
  * which waits, stays kist's.  The image's mappings and exe_file keep the
  * mount alive either way. */
